@@ -1,0 +1,51 @@
+// Step 01 — naive GEMM: one thread per element of C.
+//
+// Thread (row, col) walks row `row` of A and column `col` of B and keeps the dot product in a
+// register. The 32 threads of a warp take 32 adjacent columns of the same row, so
+//   - their loads of B[i][col .. col+31] are coalesced: one 128-byte request per warp;
+//   - their loads of A[row][i] hit one address: a single broadcast.
+// Each FMA still needs two fresh 4-byte operands from global memory: 2 FLOP per 8 bytes, an
+// arithmetic intensity of 0.25 FLOP/byte, far left of any GPU's ridge point (H100: ~20 FLOP/byte
+// for FP32). The L1 and L2 caches rescue part of it, since neighbouring warps reread the same
+// rows and columns; nothing in the code asks for that reuse. Step 02 does.
+//
+// Measured: see README.md in this directory.
+
+#include "kernel_utils.cuh"
+#include "steps.hpp"
+
+namespace worklog {
+namespace {
+
+// A block is 32 × 8 threads: x runs along a row of C (one warp = 32 adjacent columns).
+constexpr int block_cols = 32;
+constexpr int block_rows = 8;
+
+__global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem<float> p) {
+  const TileOrigin tile = block_tile_origin(p.n, block_rows, block_cols);
+  const long long row = tile.row + threadIdx.y;
+  const long long col = tile.col + threadIdx.x;
+  if (row >= p.m || col >= p.n) return;  // the block sticks out past the edge of C
+
+  // Dot product of row `row` of A with column `col` of B.
+  const float* a = p.a + row * p.k;  // walks along the row: stride 1
+  const float* b = p.b + col;        // walks down the column: stride N
+  float acc = 0.0f;
+  for (int i = 0; i < p.k; ++i, b += p.n) acc += a[i] * *b;
+
+  // Write back.
+  store_c(p.c + row * p.n + col, acc, p.alpha, p.beta);
+}
+
+void launch(const GemmProblem<float>& p, cudaStream_t stream) {
+  const dim3 block(block_cols, block_rows);
+  naive_gemm<<<tile_grid({p.m, p.n, p.k}, block_rows, block_cols), block, 0, stream>>>(p);
+  WORKLOG_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// No tile of C shares a load: every FMA fetches both operands (reuse 1 × 1).
+const Step<float> steps::naive = {"01_naive", "one thread per element of C", launch, 1, 1, 0};
+
+}  // namespace worklog

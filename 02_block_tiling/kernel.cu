@@ -1,0 +1,71 @@
+// Step 02 — block tiling in shared memory.
+//
+// Change from 01: a block of tile × tile threads computes a tile × tile tile of C. It walks K in
+// slices of `tile`: the whole block first copies one tile of A and one of B into shared memory
+// (each thread copies one element of each), waits, and then every thread reads its row of the A
+// tile and its column of the B tile from shared memory instead of global memory.
+//
+// Why it helps: each element fetched from global memory now feeds `tile` FMAs instead of one, so
+// global loads per FMA drop from 2 to 2/tile (32× fewer at tile = 32): A is read N/tile times in
+// total instead of N times, B M/tile times instead of M. Arithmetic intensity against global memory
+// rises from 0.25 to tile/4 = 8 FLOP/byte
+// (per slice a block loads 2 · 32 · 32 floats, 8 KiB, for 2 · 32³ FLOP). The inner loop now runs out of shared memory: 2 shared
+// loads per FMA, which becomes the next limit (step 03).
+//
+// Measured: see README.md in this directory.
+
+#include "kernel_utils.cuh"
+#include "steps.hpp"
+
+namespace worklog {
+namespace {
+
+template <int tile>
+__global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<float> p) {
+  static_assert(tile >= 1 && tile * tile <= 1024, "tile: tile*tile threads must fit in one block (<= 1024)");
+  __shared__ float a_tile[tile][tile];  // a_tile[r][i] = A[row0 + r][k0 + i]
+  __shared__ float b_tile[tile][tile];  // b_tile[i][c] = B[k0 + i][col0 + c]
+
+  const TileOrigin origin = block_tile_origin(p.n, tile, tile);
+  const int ty = threadIdx.y, tx = threadIdx.x;  // this thread's row and column inside the tile
+  // How much of the tile lies inside C; the rest is padding that reads zeros and writes nothing.
+  const long long rows_left = p.m - origin.row, cols_left = p.n - origin.col;
+  const float* a = p.a + origin.row * p.k;  // first row of the block's strip of A
+  const float* b = p.b + origin.col;        // first column of the block's strip of B
+
+  float acc = 0.0f;
+  const int k_tiles = int(ceil_div(p.k, tile));
+  for (int t = 0; t < k_tiles; ++t) {
+    const int k0 = t * tile;
+    const int k_left = p.k - k0;
+
+    // Load tiles: one element of A and one of B per thread, zeros outside the matrices. Threads
+    // adjacent in x read adjacent addresses of a row of A and of a row of B: coalesced.
+    a_tile[ty][tx] = (ty < rows_left && tx < k_left) ? a[ty * (long long)p.k + k0 + tx] : 0.0f;
+    b_tile[ty][tx] = (ty < k_left && tx < cols_left) ? b[(k0 + ty) * (long long)p.n + tx] : 0.0f;
+    __syncthreads();  // the tiles are complete before anyone reads them
+
+    // Compute: a_tile[ty][i] is the same address for the whole warp (broadcast); b_tile[i][tx] is
+    // 32 consecutive words (32 different banks): no bank conflicts.
+#pragma unroll
+    for (int i = 0; i < tile; ++i) acc += a_tile[ty][i] * b_tile[i][tx];
+    __syncthreads();  // everyone is done with the tiles before the next slice overwrites them
+  }
+
+  // Write back.
+  if (ty < rows_left && tx < cols_left)
+    store_c(p.c + (origin.row + ty) * p.n + origin.col + tx, acc, p.alpha, p.beta);
+}
+
+constexpr int tile = 32;  // 32 × 32 = 1024 threads, 8 KiB of shared memory per block
+
+void launch(const GemmProblem<float>& p, cudaStream_t stream) {
+  block_tiling_gemm<tile><<<tile_grid({p.m, p.n, p.k}, tile, tile), dim3(tile, tile), 0, stream>>>(p);
+  WORKLOG_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+const Step<float> steps::block_tiling = {"02_block_tiling", "shared-memory tiles of A and B", launch, tile, tile, 0};
+
+}  // namespace worklog

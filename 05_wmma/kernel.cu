@@ -1,0 +1,68 @@
+// Step 05 — tensor cores through WMMA: one warp computes one 16 × 16 tile of C.
+//
+// Change from 04: the inputs are FP16 and the multiply-adds move from the CUDA cores to the tensor
+// cores. A warp holds 16 × 16 pieces of A and B in `fragments` (registers spread across its 32
+// lanes in a layout the hardware picks) and one `mma_sync` computes a whole 16 × 16 × 16 product,
+// 4096 multiply-adds, accumulated in FP32. The kernel is step 01 again at the scale of tiles: each
+// block is a single warp; it walks K in 16-wide slices, loads one fragment of A and one of B
+// straight from global memory for each, and applies alpha and beta in the epilogue.
+//
+// Why it is still slow: every mma_sync needs two fresh fragments (2 × 512 bytes) from global
+// memory for 8192 FLOP, 8 FLOP/byte, and a single warp per block leaves each SM's four tensor-core
+// schedulers mostly waiting on those loads. Step 06 gives each warp several accumulators that
+// share fragments.
+//
+// Measured: see README.md in this directory.
+
+#include "steps.hpp"
+#include "wmma_tiles.cuh"
+
+namespace worklog {
+namespace {
+
+using namespace wmma_tiles;
+
+__global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+  __trap();  // not reached: the harness refuses GPUs below sm_70 (exit code 4) before launching
+#else
+  __shared__ __align__(32) __half a_staging[fragment_elements];  // edge tiles of A and B, zero-padded
+  __shared__ __align__(32) __half b_staging[fragment_elements];
+  __shared__ __align__(32) float c_staging[fragment_elements];   // the accumulator on its way to C
+
+  const TileOrigin tile = block_tile_origin(p.n, fragment_size, fragment_size);
+  const long long rows_left = p.m - tile.row, cols_left = p.n - tile.col;
+  // Rows of A (B) start 32-byte aligned when K (N) is a multiple of 8 halves (cudaMalloc aligns
+  // the base, tile origins are multiples of 16): then interior fragments load straight from memory.
+  const bool a_direct = p.k % 8 == 0, b_direct = p.n % 8 == 0;
+
+  Accumulator acc;
+  wmma::fill_fragment(acc, 0.0f);
+  FragmentA a;
+  FragmentB b;
+  const int k_steps = int(ceil_div(p.k, fragment_size));
+  for (int s = 0; s < k_steps; ++s) {
+    const int k0 = s * fragment_size;
+    // Load the 16 × 16 fragments of A (rows tile.row.., columns k0..) and B (rows k0.., columns tile.col..).
+    load_fragment(a, p.a + tile.row * p.k + k0, p.k, rows_left, p.k - k0, a_direct, a_staging);
+    load_fragment(b, p.b + k0 * (long long)p.n + tile.col, p.n, p.k - k0, cols_left, b_direct, b_staging);
+    // Compute: acc += a · b on the tensor cores.
+    wmma::mma_sync(acc, a, b, acc);
+  }
+
+  // Write back, with alpha and beta.
+  store_accumulator(acc, p.c + tile.row * p.n + tile.col, p.n, rows_left, cols_left, p.alpha, p.beta, c_staging);
+#endif
+}
+
+void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
+  wmma_gemm<<<tile_grid({p.m, p.n, p.k}, fragment_size, fragment_size), 32, 0, stream>>>(p);
+  WORKLOG_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// Each warp fetches its A and B fragments itself: the fetch is shared by one 16 × 16 tile.
+const Step<__half> steps::wmma = {"05_wmma", "tensor cores: one warp per 16x16 tile", launch, 16, 16, 70};
+
+}  // namespace worklog

@@ -1,0 +1,113 @@
+// Step 06 — several warps per block, several accumulators per warp.
+//
+// Change from 05: a block of (block_tile_m / warp_tile_m) × (block_tile_n / warp_tile_n) warps
+// computes a block_tile_m × block_tile_n tile of C, and each warp a warp_tile_m × warp_tile_n part
+// of it, held in (warp_tile_m / 16) × (warp_tile_n / 16) accumulator fragments. For each 16-wide
+// slice of K, the warp loads its column of A fragments once and reuses each across the whole row
+// of accumulators; each B fragment is likewise loaded once and used by the whole column.
+//
+// Why it helps: with a 64 × 32 warp tile, one slice costs 4 + 2 = 6 fragment loads for 8 mma_sync
+// (05: 2 loads per mma_sync), so global traffic per FLOP falls by 8/3 and the arithmetic
+// intensity rises from 8 to about 21 FLOP/byte; eight warps per block give each SM's tensor cores
+// independent work to overlap with the loads, and the warps of one block share rows of A and
+// columns of B in L1.
+// What it still lacks (cuBLAS has all of these): tiles staged once in shared memory for every warp
+// of the block, asynchronous copies that overlap loads with math, and on Hopper the warpgroup
+// instructions (wgmma) that feed the tensor cores from shared memory directly.
+//
+// Measured: see README.md in this directory.
+
+#include "steps.hpp"
+#include "wmma_tiles.cuh"
+
+namespace worklog {
+namespace {
+
+using namespace wmma_tiles;
+
+template <int block_tile_m, int block_tile_n, int warp_tile_m, int warp_tile_n>
+__global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n / warp_tile_n) * 32)
+    multiwarp_wmma_gemm(GemmProblem<__half> p) {
+  constexpr int warps_n = block_tile_n / warp_tile_n;
+  constexpr int warps = (block_tile_m / warp_tile_m) * warps_n;
+  constexpr int fragments_m = warp_tile_m / fragment_size;  // accumulators along the rows of a warp tile
+  constexpr int fragments_n = warp_tile_n / fragment_size;  // and along its columns
+  static_assert(warp_tile_m % fragment_size == 0, "warp_tile_m must be a multiple of 16");
+  static_assert(warp_tile_n % fragment_size == 0, "warp_tile_n must be a multiple of 16");
+  static_assert(block_tile_m % warp_tile_m == 0, "block_tile_m must be a multiple of warp_tile_m");
+  static_assert(block_tile_n % warp_tile_n == 0, "block_tile_n must be a multiple of warp_tile_n");
+  static_assert(warps >= 1 && warps <= 32, "block_tile / warp_tile must give 1 to 32 warps");
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+  __trap();  // not reached: the harness refuses GPUs below sm_70 (exit code 4) before launching
+#else
+  // Each warp's own staging buffers for edge tiles and for the epilogue (see wmma_tiles.cuh).
+  __shared__ __align__(32) __half a_staging[warps][fragment_elements];
+  __shared__ __align__(32) __half b_staging[warps][fragment_elements];
+  __shared__ __align__(32) float c_staging[warps][fragment_elements];
+
+  const TileOrigin block = block_tile_origin(p.n, block_tile_m, block_tile_n);
+  const int warp = threadIdx.x / 32;
+  const long long row = block.row + (warp / warps_n) * warp_tile_m;  // first row of this warp's tile
+  const long long col = block.col + (warp % warps_n) * warp_tile_n;  // and first column
+  // A warp whose whole tile lies outside C has nothing to do. The kernel has no block-wide
+  // barrier, so it may leave early.
+  if (row >= p.m || col >= p.n) return;
+  const bool a_direct = p.k % 8 == 0, b_direct = p.n % 8 == 0;
+
+  Accumulator acc[fragments_m][fragments_n];
+#pragma unroll
+  for (int i = 0; i < fragments_m; ++i)
+#pragma unroll
+    for (int j = 0; j < fragments_n; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+  const int k_steps = int(ceil_div(p.k, fragment_size));
+  for (int s = 0; s < k_steps; ++s) {
+    const int k0 = s * fragment_size;
+    // Load the warp's column of A fragments for this slice: each will serve fragments_n products.
+    FragmentA a[fragments_m];
+#pragma unroll
+    for (int i = 0; i < fragments_m; ++i) {
+      const long long r = row + i * fragment_size;
+      load_fragment(a[i], p.a + r * p.k + k0, p.k, p.m - r, p.k - k0, a_direct, a_staging[warp]);
+    }
+    // For each B fragment of the slice: load it once, multiply it with every A fragment.
+#pragma unroll
+    for (int j = 0; j < fragments_n; ++j) {
+      const long long c = col + j * fragment_size;
+      FragmentB b;
+      load_fragment(b, p.b + k0 * (long long)p.n + c, p.n, p.k - k0, p.n - c, b_direct, b_staging[warp]);
+#pragma unroll
+      for (int i = 0; i < fragments_m; ++i) wmma::mma_sync(acc[i][j], a[i], b, acc[i][j]);
+    }
+  }
+
+  // Write back every accumulator, with alpha and beta.
+#pragma unroll
+  for (int i = 0; i < fragments_m; ++i)
+#pragma unroll
+    for (int j = 0; j < fragments_n; ++j) {
+      const long long r = row + i * fragment_size, c = col + j * fragment_size;
+      if (r < p.m && c < p.n)
+        store_accumulator(acc[i][j], p.c + r * p.n + c, p.n, p.m - r, p.n - c, p.alpha, p.beta, c_staging[warp]);
+    }
+#endif
+}
+
+// 128 × 128 tile of C per block, 8 warps in 2 rows × 4 columns, each warp 64 × 32 (4 × 2 accumulators).
+constexpr int block_tile_m = 128, block_tile_n = 128, warp_tile_m = 64, warp_tile_n = 32;
+
+void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
+  constexpr int threads = (block_tile_m / warp_tile_m) * (block_tile_n / warp_tile_n) * 32;
+  multiwarp_wmma_gemm<block_tile_m, block_tile_n, warp_tile_m, warp_tile_n>
+      <<<tile_grid({p.m, p.n, p.k}, block_tile_m, block_tile_n), threads, 0, stream>>>(p);
+  WORKLOG_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// Fragments come from global memory per warp, so the fetch is shared by one warp tile.
+const Step<__half> steps::multiwarp_wmma = {"06_multiwarp_wmma", "8 warps per block: fragment reuse", launch,
+                                            warp_tile_m, warp_tile_n, 70};
+
+}  // namespace worklog

@@ -1,0 +1,119 @@
+#include "cli.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace worklog {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw UsageError{message}; }
+
+// A whole-word integer in [lowest, INT_MAX]; anything else is named in the error.
+int parse_int(const std::string& flag, const std::string& text, int lowest) {
+  const std::string got = " (got '" + text + "')";
+  const std::string wanted = lowest >= 1 ? "a positive integer" : "a non-negative integer";
+  if (text.empty()) fail(flag + " expects " + wanted + got);
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || end == text.c_str()) fail(flag + " expects " + wanted + got);
+  if (errno == ERANGE || value > INT_MAX) fail(flag + " must be at most " + std::to_string(INT_MAX) + got);
+  if (value < lowest) fail(flag + " must be at least " + std::to_string(lowest) + got);
+  return int(value);
+}
+
+float parse_float(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') fail(flag + " expects a number (got '" + text + "')");
+  if (errno == ERANGE || !std::isfinite(value) || std::fabs(value) > 3.4e38)
+    fail(flag + " must be a finite FP32 value (got '" + text + "')");
+  return float(value);
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || text[0] == '-') fail("--seed expects a non-negative integer (got '" + text + "')");
+  if (errno == ERANGE) fail("--seed must fit in 64 bits (got '" + text + "')");
+  return value;
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  using Setter = std::function<void(const std::string& flag, const std::string& value)>;
+  const std::map<std::string, Setter> valued = {
+      {"--m", [&](auto& f, auto& v) { o.shape.m = parse_int(f, v, 1); }},
+      {"--n", [&](auto& f, auto& v) { o.shape.n = parse_int(f, v, 1); }},
+      {"--k", [&](auto& f, auto& v) { o.shape.k = parse_int(f, v, 1); }},
+      {"--alpha", [&](auto& f, auto& v) { o.alpha = parse_float(f, v); }},
+      {"--beta", [&](auto& f, auto& v) { o.beta = parse_float(f, v); }},
+      {"--warmup", [&](auto& f, auto& v) { o.warmup = parse_int(f, v, 0); }},
+      {"--iters", [&](auto& f, auto& v) { o.iters = parse_int(f, v, 1); }},
+      {"--seed", [&](auto&, auto& v) { o.seed = parse_seed(v); }},
+      {"--device", [&](auto& f, auto& v) { o.device = parse_int(f, v, 0); }},
+      {"--csv", [&](auto& f, auto& v) {
+         if (v.empty()) fail(f + " expects a file name");
+         o.csv_path = v;
+       }},
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--help" || word == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (word == "--no-check") {
+      o.check = false;
+      continue;
+    }
+    if (word == "--no-cublas") {
+      o.check = false;
+      o.cublas = false;
+      continue;
+    }
+    const std::size_t eq = word.find('=');
+    const std::string flag = word.substr(0, eq);
+    const auto it = valued.find(flag);
+    if (it == valued.end()) fail("unknown argument '" + word + "' (see --help)");
+    std::string value;
+    if (eq != std::string::npos) {
+      value = word.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size()) fail(flag + " needs a value");
+      value = args[++i];
+    }
+    it->second(flag, value);
+  }
+  return o;
+}
+
+std::string usage_text(const std::string& program) {
+  return "usage: " + program + R"( [options]
+Runs C = alpha*A*B + beta*C (row-major A: MxK, B: KxN, C: MxN) with this step's kernel and with
+cuBLAS on the same random inputs, checks the result, and times both.
+  --m M, --n N, --k K   matrix sizes, each 1..2147483647 (default 4096)
+  --alpha A, --beta B   scalars (default 1 and 0; beta 0 means C is not read)
+  --warmup W            untimed runs before timing (default 5)
+  --iters I             timed runs; the median is reported (default 20, at least 1)
+  --seed S              seed of the random inputs (default 2024)
+  --no-check            skip the comparison with cuBLAS
+  --no-cublas           run no cuBLAS at all (implies --no-check): only this step's kernel runs,
+                        as the compute-sanitizer tests want
+  --csv FILE            append one result row to FILE (header written when FILE is new)
+  --device D            CUDA device index (default 0)
+  --help                this text
+exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
+            4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device
+)";
+}
+
+}  // namespace worklog

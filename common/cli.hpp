@@ -1,0 +1,49 @@
+// The command line shared by every step executable, and the exit codes they return.
+// Host-only: parsing needs no GPU, so bad arguments are reported (and tested) on any machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gemm_math.hpp"
+
+namespace worklog {
+
+// Documented in README.md and in --help; the tests check them.
+enum ExitCode : int {
+  exit_ok = 0,
+  exit_check_failed = 1,     // the step's C differs from the reference beyond the error bound
+  exit_bad_argument = 2,     // malformed command line, unknown --device, unwritable --csv
+  exit_does_not_fit = 3,     // the matrices need more device memory than is free
+  exit_unsupported_gpu = 4,  // the GPU lacks what the step needs (tensor cores for 05/06)
+  exit_cuda_error = 5,       // a CUDA or cuBLAS call failed at run time
+  exit_no_device = 77,       // no CUDA device (77 is what CTest is told means "skipped")
+};
+
+struct Options {
+  Shape shape{4096, 4096, 4096};
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  int warmup = 5;
+  int iters = 20;
+  std::uint64_t seed = 2024;
+  bool check = true;
+  bool cublas = true;  // false: no cuBLAS at all (no check, no baseline), for the sanitizer runs
+  std::string csv_path;  // empty: no CSV row
+  int device = 0;
+  bool help = false;
+};
+
+// Thrown for a bad command line; what() is the one-line message, without the program name.
+struct UsageError {
+  std::string message;
+};
+
+// Parses argv[1..argc-1]. Flags take their value as the next word or after '=' (--m 512, --m=512).
+// Throws UsageError on anything malformed.
+Options parse_options(const std::vector<std::string>& args);
+
+std::string usage_text(const std::string& program);
+
+}  // namespace worklog

@@ -1,0 +1,44 @@
+// Small device-side pieces that every step uses the same way: where a block's tile of C starts,
+// and the alpha/beta epilogue.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "gemm_math.hpp"
+
+namespace worklog {
+
+// Blocks are numbered along a 1-D grid, row of tiles after row of tiles. A 2-D grid would be more
+// direct, but its y extent stops at 65535 blocks, and a tall matrix (M = 10^6, N = 1) needs more;
+// the x extent allows 2^31 − 1.
+inline dim3 tile_grid(Shape s, int tile_rows, int tile_cols) {
+  const long long blocks = ceil_div(s.m, tile_rows) * ceil_div(s.n, tile_cols);
+  if (blocks > 2147483647LL)
+    throw std::length_error("grid of " + std::to_string(blocks) + " blocks exceeds the CUDA limit");
+  return dim3(unsigned(blocks));
+}
+
+struct TileOrigin {
+  long long row, col;  // 64-bit, so that row * ld below cannot overflow
+};
+
+// First row and column of C covered by this block (inverse of tile_grid's numbering).
+__device__ inline TileOrigin block_tile_origin(int n, int tile_rows, int tile_cols) {
+  const int tiles_per_row = int(ceil_div(n, tile_cols));
+  return {(long long)(blockIdx.x / tiles_per_row) * tile_rows, (long long)(blockIdx.x % tiles_per_row) * tile_cols};
+}
+
+// c = alpha·acc + beta·c. With beta == 0, C is not read, so whatever C held (even NaN) cannot
+// leak into the result: BLAS semantics, which cuBLAS follows too.
+__device__ __forceinline__ void store_c(float* c, float acc, float alpha, float beta) {
+  *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// Every launch is followed by this, so that a bad configuration is reported where it happened.
+#define WORKLOG_CHECK_LAUNCH() ::worklog::check_cuda(cudaGetLastError(), __FILE__, __LINE__)
+
+}  // namespace worklog

@@ -1,0 +1,153 @@
+// GPU tests: every step against cuBLAS on shapes where edge bugs hide, and against a CPU double
+// reference where the shape is small. Without a CUDA device the binary exits 77, which CTest
+// reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "reference.hpp"
+#include "steps.hpp"
+
+using namespace worklog;
+
+namespace {
+
+struct Case {
+  Shape shape;
+  float alpha, beta;
+  InitialC initial_c;
+};
+
+std::string describe(const Case& c) {
+  return std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k) +
+         " alpha=" + std::to_string(c.alpha) + " beta=" + std::to_string(c.beta) +
+         (c.initial_c == InitialC::nan ? " (C filled with NaN)" : "");
+}
+
+// Every shape with three (alpha, beta) settings: plain, general, and beta = 0 over a NaN-filled C,
+// which must not leak into the result.
+std::vector<Case> test_cases() {
+  const std::vector<Shape> shapes = {
+      {1, 1, 1},         // a single element
+      {31, 33, 17},      // smaller than every tile
+      {127, 129, 67},    // odd and prime-ish sizes: partial tiles on every side
+      {1, 4099, 33},     // skinny: one row
+      {4097, 3, 65},     // skinny: three columns
+      {65, 67, 129},     // K = 8·16 + 1: one element past a whole number of every K slice
+      {128, 128, 128},   // whole tiles of every step
+      {256, 256, 256},   // several whole tiles, several K slices
+      {200, 136, 264},   // multiples of 8 but not of 16 or 128: WMMA direct loads next to edge tiles
+      {129, 132, 260},   // N and K multiples of 4, M not: 04's 16-byte loads next to partial tiles
+  };
+  std::vector<Case> cases;
+  for (const Shape& s : shapes) {
+    cases.push_back({s, 1.0f, 0.0f, InitialC::random});
+    cases.push_back({s, 0.75f, -0.5f, InitialC::random});
+    cases.push_back({s, -1.25f, 0.0f, InitialC::nan});
+  }
+  return cases;
+}
+
+// Small enough for the CPU reference to be quick.
+bool small(Shape s) { return double(s.m) * s.n * s.k <= 4.0e6; }
+
+template <class Input>
+void check_against_cpu(const GemmData<Input>& data, const Case& c) {
+  const Shape s = c.shape;
+  const auto exact = testing::reference_gemm(s, c.alpha, data.host_a(), data.host_b(), c.beta, data.host_initial_c());
+  const std::vector<float> initial = data.host_initial_c(), got = data.host_output();
+  const double scale = exact_reference_scale(s.k, accumulation_unit_roundoff<Input>());
+  std::size_t bad = 0, first_bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double tolerance = element_tolerance(scale, c.alpha, c.beta, float(exact.bound[i]), initial[i]);
+    if (!within_tolerance(got[i], exact.c[i], tolerance) && bad++ == 0) first_bad = i;
+  }
+  CHECK_MESSAGE(bad == 0, bad << " element(s) off the CPU double reference; first at (" << first_bad / s.n << ", "
+                              << first_bad % s.n << "): expected " << exact.c[first_bad] << ", got " << got[first_bad]);
+}
+
+template <class Input>
+void check_step(const Step<Input>& step) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  REQUIRE_MESSAGE(prop.major * 10 + prop.minor >= step.min_compute_capability,
+                  step.name << " needs compute capability " << step.min_compute_capability / 10.0);
+  CublasHandle cublas;
+  std::uint64_t seed = 1;
+  for (const Case& c : test_cases()) {
+    CAPTURE(describe(c));
+    GemmData<Input> data(c.shape, seed++, c.initial_c, true);  // fresh random inputs for every case
+    data.compute_reference(cublas.get(), c.alpha, c.beta);
+    step.launch(data.problem(c.alpha, c.beta), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const CheckResult r = data.check(c.alpha, c.beta);
+    CHECK_MESSAGE(r.pass, r.bad_count << " element(s) off cuBLAS; first at (" << r.first_bad_row << ", "
+                                      << r.first_bad_col << "): expected " << r.expected << ", got " << r.obtained);
+    CHECK(std::isfinite(r.max_abs_err));
+    if (small(c.shape)) check_against_cpu(data, c);
+  }
+}
+
+}  // namespace
+
+// Test names start with the step's name: CTest runs one step per test (--test-case=<step>*).
+TEST_CASE("01_naive") { check_step(steps::naive); }
+TEST_CASE("02_block_tiling") { check_step(steps::block_tiling); }
+TEST_CASE("03_thread_coarsening") { check_step(steps::thread_coarsening); }
+TEST_CASE("04_outer_product") { check_step(steps::outer_product); }
+TEST_CASE("05_wmma") { check_step(steps::wmma); }
+TEST_CASE("06_multiwarp_wmma") { check_step(steps::multiwarp_wmma); }
+
+TEST_CASE("checker: the reference itself agrees with the CPU double reference") {
+  CublasHandle cublas;
+  const Case c{{67, 45, 129}, 0.5f, 1.5f, InitialC::random};
+  GemmData<float> data(c.shape, 7, c.initial_c, true);
+  data.compute_reference(cublas.get(), c.alpha, c.beta);
+  cublas_gemm(cublas.get(), data.problem(c.alpha, c.beta));  // cuBLAS into the "step" output
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(data.check(c.alpha, c.beta).pass);
+  check_against_cpu(data, c);
+}
+
+TEST_CASE("checker: rejects a result with a single wrong element") {
+  CublasHandle cublas;
+  const Shape s{33, 47, 19};
+  GemmData<float> data(s, 11, InitialC::random, true);
+  data.compute_reference(cublas.get(), 1.0f, 0.5f);
+  steps::naive.launch(data.problem(1.0f, 0.5f), 0);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  REQUIRE(data.check(1.0f, 0.5f).pass);  // the untouched result passes...
+
+  const long long row = 5, col = 7;
+  float* element = data.output() + row * s.n + col;
+  float value = 0;
+  CUDA_CHECK(cudaMemcpy(&value, element, sizeof value, cudaMemcpyDeviceToHost));
+  auto corrupt_and_check = [&](float wrong) {
+    CUDA_CHECK(cudaMemcpy(element, &wrong, sizeof wrong, cudaMemcpyHostToDevice));
+    const CheckResult r = data.check(1.0f, 0.5f);
+    CHECK_FALSE(r.pass);  // ...and each single corruption fails, at the right place
+    CHECK(r.bad_count == 1);
+    CHECK(r.first_bad_row == row);
+    CHECK(r.first_bad_col == col);
+    if (std::isfinite(wrong)) CHECK(r.obtained == wrong);
+  };
+  // 1e-3 is far above the bound at K = 19 (about 2.5e-6 · sum |a||b|, i.e. ~1e-5 here) and far
+  // below the values themselves, so only the checker can notice.
+  SUBCASE("off by 1e-3") { corrupt_and_check(value + 1e-3f); }
+  SUBCASE("NaN") { corrupt_and_check(std::nanf("")); }
+  SUBCASE("Inf") { corrupt_and_check(INFINITY); }
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("no CUDA device: GPU tests skipped\n");
+    return exit_no_device;  // 77: CTest's SKIP_RETURN_CODE
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}

@@ -1,0 +1,186 @@
+// Host tests: everything that needs no GPU. They run on CI.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "gemm_math.hpp"
+#include "reference.hpp"
+
+using namespace worklog;
+
+namespace {
+
+std::string usage_error(const std::vector<std::string>& args) {
+  try {
+    parse_options(args);
+  } catch (const UsageError& e) {
+    return e.message;
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("command line: defaults") {
+  const Options o = parse_options({});
+  CHECK(o.shape.m == 4096);
+  CHECK(o.shape.n == 4096);
+  CHECK(o.shape.k == 4096);
+  CHECK(o.alpha == 1.0f);
+  CHECK(o.beta == 0.0f);
+  CHECK(o.check);
+  CHECK(o.cublas);
+  CHECK(o.iters >= 1);
+  CHECK(o.csv_path.empty());
+  CHECK(o.device == 0);
+  CHECK_FALSE(o.help);
+}
+
+TEST_CASE("command line: every flag, both spellings") {
+  const Options o = parse_options({"--m", "127", "--n=129", "--k", "67", "--alpha", "-0.75", "--beta=2.5e-1",
+                                   "--warmup", "0", "--iters", "3", "--seed", "18446744073709551615", "--csv",
+                                   "out.csv", "--device", "1", "--no-check"});
+  CHECK(o.shape.m == 127);
+  CHECK(o.shape.n == 129);
+  CHECK(o.shape.k == 67);
+  CHECK(o.alpha == -0.75f);
+  CHECK(o.beta == 0.25f);
+  CHECK(o.warmup == 0);
+  CHECK(o.iters == 3);
+  CHECK(o.seed == 18446744073709551615ull);
+  CHECK(o.csv_path == "out.csv");
+  CHECK(o.device == 1);
+  CHECK_FALSE(o.check);
+  CHECK(o.cublas);
+  CHECK(parse_options({"--help"}).help);
+  CHECK(parse_options({"-h"}).help);
+  CHECK(parse_options({"--m", "2147483647"}).shape.m == INT_MAX);
+  const Options no_cublas = parse_options({"--no-cublas"});
+  CHECK_FALSE(no_cublas.cublas);
+  CHECK_FALSE(no_cublas.check);
+}
+
+// Each way a command line can be wrong, with the exact one-line message (the executables prefix
+// it with "<step>: error: " and exit with code 2; common/tests/cli_errors.cmake checks that).
+TEST_CASE("command line: bad input") {
+  struct Row {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Row> rows = {
+      {{"--bogus"}, "unknown argument '--bogus' (see --help)"},
+      {{"extra"}, "unknown argument 'extra' (see --help)"},
+      {{"--m"}, "--m needs a value"},
+      {{"--m", "abc"}, "--m expects a positive integer (got 'abc')"},
+      {{"--m", "12x"}, "--m expects a positive integer (got '12x')"},
+      {{"--m="}, "--m expects a positive integer (got '')"},
+      {{"--n", "1.5"}, "--n expects a positive integer (got '1.5')"},
+      {{"--k", "0"}, "--k must be at least 1 (got '0')"},
+      {{"--m", "-5"}, "--m must be at least 1 (got '-5')"},
+      {{"--n", "2147483648"}, "--n must be at most 2147483647 (got '2147483648')"},
+      {{"--k", "99999999999999999999999"}, "--k must be at most 2147483647 (got '99999999999999999999999')"},
+      {{"--iters", "0"}, "--iters must be at least 1 (got '0')"},
+      {{"--warmup", "-1"}, "--warmup must be at least 0 (got '-1')"},
+      {{"--warmup", "many"}, "--warmup expects a non-negative integer (got 'many')"},
+      {{"--alpha", "x"}, "--alpha expects a number (got 'x')"},
+      {{"--beta", "nan"}, "--beta must be a finite FP32 value (got 'nan')"},
+      {{"--alpha", "1e39"}, "--alpha must be a finite FP32 value (got '1e39')"},
+      {{"--seed", "-1"}, "--seed expects a non-negative integer (got '-1')"},
+      {{"--seed", "99999999999999999999"}, "--seed must fit in 64 bits (got '99999999999999999999')"},
+      {{"--device", "-1"}, "--device must be at least 0 (got '-1')"},
+      {{"--csv"}, "--csv needs a value"},
+      {{"--csv="}, "--csv expects a file name"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.message);
+    CHECK(usage_error(row.args) == row.message);
+  }
+}
+
+TEST_CASE("usage text names every flag and the exit codes") {
+  const std::string text = usage_text("01_naive");
+  for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
+                           "--no-cublas", "--csv", "--device", "--help", "77 no CUDA device"})
+    CHECK(text.find(flag) != std::string::npos);
+}
+
+TEST_CASE("ceil_div does not overflow") {
+  CHECK(ceil_div(0, 32) == 0);
+  CHECK(ceil_div(1, 32) == 1);
+  CHECK(ceil_div(64, 32) == 2);
+  CHECK(ceil_div(65, 32) == 3);
+  CHECK(ceil_div(INT_MAX, 128) == 16777216);
+}
+
+TEST_CASE("FLOP and byte counts") {
+  CHECK(gemm_flops({4096, 4096, 4096}) == 137438953472.0);
+  CHECK(gemm_flops({127, 129, 67}) == 2.0 * 127 * 129 * 67);
+  const Shape s{4096, 4096, 4096};
+  const double mnk = 4096.0 * 4096 * 4096, mn = 4096.0 * 4096;
+  // No reuse: every FMA fetches two FP32 operands, 8 bytes per 2 FLOP.
+  CHECK(modeled_global_bytes(s, 4, 1, 1, false) == 8 * mnk + 4 * mn);
+  // 128 × 128 tiles: A is read N/128 times, B M/128 times; beta != 0 reads C too.
+  CHECK(modeled_global_bytes(s, 4, 128, 128, true) == 4 * (2 * mnk / 128) + 8 * mn);
+  CHECK(modeled_global_bytes(s, 2, 64, 32, false) == 2 * (mnk / 32 + mnk / 64) + 4 * mn);
+  // Partial tiles count as whole ones.
+  CHECK(modeled_global_bytes({1, 129, 1}, 4, 1, 128, false) == 4.0 * (1 * 2 + 129 * 1) + 4 * 129);
+}
+
+TEST_CASE("device memory needed, with overflow") {
+  // FP32, check on: A, B and |A|, |B|; C, its initial value, cuBLAS's C and the bound matrix.
+  CHECK(*device_bytes_needed({2, 3, 4}, 4, true) == 2 * 4 * (8 + 12) + 4 * 4 * 6);
+  CHECK(*device_bytes_needed({2, 3, 4}, 2, false) == 2 * (8 + 12) + 2 * 4 * 6);
+  CHECK(*device_bytes_needed({4096, 4096, 4096}, 4, true) == 8ull * 4096 * 4096 * 4);  // 8 matrices of 64 MiB
+  CHECK_FALSE(device_bytes_needed({INT_MAX, INT_MAX, INT_MAX}, 4, true).has_value());
+}
+
+TEST_CASE("error bound: grows with K and the unit roundoff") {
+  const double u = fp32_unit_roundoff;
+  CHECK(u == std::ldexp(1.0, -24));
+  CHECK(gamma_n(10, u) == doctest::Approx(10 * u / (1 - 10 * u)));
+  CHECK(comparison_scale(4096, u) > comparison_scale(64, u));
+  CHECK(comparison_scale(64, u) > comparison_scale(1, u));
+  CHECK(comparison_scale(1000, tensor_core_fp32_unit_roundoff) > comparison_scale(1000, u));
+  // Two results may differ by twice one result's bound (plus the bound matrix's own rounding).
+  CHECK(comparison_scale(100, u) == doctest::Approx(2 * exact_reference_scale(100, u)).epsilon(1e-4));
+  CHECK(comparison_scale(100, u) > 2 * exact_reference_scale(100, u));
+  // The size of it: K = 4096 in FP32 allows about 4.9e-4 of sum |a||b|.
+  CHECK(comparison_scale(4096, u) == doctest::Approx(2 * 4098 * u).epsilon(1e-3));
+  // Once K·u reaches 1 the bound says nothing.
+  CHECK(std::isinf(gamma_n(1 << 24, u)));
+}
+
+TEST_CASE("per-element tolerance and test") {
+  const double scale = 1e-6;
+  CHECK(element_tolerance(scale, 2.0f, 0.0f, 10.0f, 5.0f) == doctest::Approx(2e-5));
+  CHECK(element_tolerance(scale, 2.0f, -0.5f, 10.0f, 4.0f) == doctest::Approx(2.2e-5));
+  // beta == 0: C was not read, so a NaN there does not poison the tolerance.
+  CHECK(element_tolerance(scale, 1.0f, 0.0f, 10.0f, std::nanf("")) == doctest::Approx(1e-5));
+  CHECK(within_tolerance(1.0, 1.0, 0.0));
+  CHECK(within_tolerance(1.0 + 1e-6, 1.0, 2e-6));
+  CHECK_FALSE(within_tolerance(1.0 + 3e-6, 1.0, 2e-6));
+  CHECK_FALSE(within_tolerance(1.0 - 3e-6, 1.0, 2e-6));
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK_FALSE(within_tolerance(std::nan(""), 1.0, 1e9));
+  CHECK_FALSE(within_tolerance(inf, 1.0, inf));
+  CHECK_FALSE(within_tolerance(-inf, 1.0, inf));
+  CHECK_FALSE(within_tolerance(1.0, std::nan(""), 1e9));
+}
+
+TEST_CASE("CPU double reference GEMM") {
+  // A = [1 2 3; 4 5 6] (2×3), B = [1 -1; 0 2; -2 0.5] (3×2): A·B = [-5 4.5; -8 9].
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, b = {1, -1, 0, 2, -2, 0.5f}, c = {1, 2, 3, 4};
+  const auto r = testing::reference_gemm({2, 2, 3}, 2.0f, a, b, -1.0f, c);
+  CHECK(r.c == std::vector<double>{-11, 7, -19, 14});
+  CHECK(r.bound == std::vector<double>{7, 6.5, 16, 17});
+  // beta == 0: C is not read.
+  const std::vector<float> nan_c(4, std::nanf(""));
+  const auto r0 = testing::reference_gemm({2, 2, 3}, 1.0f, a, b, 0.0f, nan_c);
+  CHECK(r0.c == std::vector<double>{-5, 4.5, -8, 9});
+}

@@ -1,0 +1,221 @@
+"""Tests for plots/make_plots.py, on the hand-written CSVs in fixtures/.
+
+Run from anywhere:  python3 -m unittest discover -s plots/tests -v
+"""
+import contextlib
+import io
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the plots/ folder
+
+import make_plots  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+STEPS = ["01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
+         "05_wmma", "06_multiwarp_wmma"]
+
+
+def run_main(*argv):
+    """Call make_plots.main; return (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = make_plots.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def table_rows(table):
+    """The cells of each table row below the header, as lists of strings."""
+    lines = [line for line in table.splitlines() if line.startswith("| ")][1:]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+
+
+class TableTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.table = make_plots.build_table(make_plots.load_rows(FIXTURES / "worklog.csv"))
+        cls.rows = {cells[0]: cells for cells in table_rows(cls.table)}
+
+    def test_header_line_names_gpu_cuda_and_newest_date(self):
+        # The first row is from 2026-11-20, the others from the next day.
+        self.assertEqual(self.table.splitlines()[0],
+                         "GPU: NVIDIA H100 80GB HBM3 · CUDA 13.0 (driver 13.0) · 2026-11-21")
+
+    def test_steps_in_order_then_cublas(self):
+        self.assertEqual(list(self.rows),
+                         STEPS + ["cuBLAS SGEMM", "cuBLAS GemmEx FP16→FP32"])
+
+    def test_precision_labels(self):
+        self.assertEqual([self.rows[s][2] for s in STEPS], ["FP32"] * 4 + ["FP16→FP32"] * 2)
+
+    def test_first_step(self):
+        self.assertEqual(self.rows["01_naive"],
+                         ["01_naive", "one thread per element of C", "FP32", "4096×4096×4096",
+                          "40.0", "3.44", "6.5%", "—", "PASS"])
+
+    def test_adds_text_with_a_comma_survives_quoting(self):
+        self.assertEqual(self.rows["03_thread_coarsening"][1],
+                         "each thread computes 8 outputs, kept in registers")
+
+    def test_percent_of_cublas(self):
+        self.assertEqual([self.rows[s][6] for s in STEPS],
+                         ["6.5%", "17.9%", "38.1%", "66.7%", "9.8%", "26.2%"])
+
+    def test_speedups_mark_the_change_of_precision(self):
+        # 40/14.5, 14.5/6.8, 6.8/3.9, then 3.9 (FP32) / 1.95 and 1.95/0.72.
+        self.assertEqual([self.rows[s][7] for s in STEPS],
+                         ["—", "2.76×", "2.13×", "1.74×", "2.00× (vs FP32)", "2.71×"])
+
+    def test_ms_and_tflops_formatting(self):
+        self.assertEqual([self.rows[s][4] for s in STEPS],
+                         ["40.0", "14.5", "6.80", "3.90", "1.95", "0.720"])
+        self.assertEqual([self.rows[s][5] for s in STEPS],
+                         ["3.44", "9.48", "20.2", "35.2", "70.5", "190.9"])
+
+    def test_cublas_rows_use_the_median_time(self):
+        # FP32 rows report 2.61, 2.60, 2.59, 2.60 ms; FP16 rows 0.191 and 0.189 ms.
+        self.assertEqual(self.rows["cuBLAS SGEMM"],
+                         ["cuBLAS SGEMM", "vendor library, the reference", "FP32", "4096×4096×4096",
+                          "2.60", "52.9", "100.0%", "—", "—"])
+        self.assertEqual(self.rows["cuBLAS GemmEx FP16→FP32"][2:7],
+                         ["FP16→FP32", "4096×4096×4096", "0.190", "723.4", "100.0%"])
+
+
+class FailedStepTest(unittest.TestCase):
+    """worklog_fail.csv: FP32 only, 02 run twice, 03 FAIL, 04 UNCHECKED without cuBLAS."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.data = make_plots.load_rows(FIXTURES / "worklog_fail.csv")
+        cls.rows = {c[0]: c for c in table_rows(make_plots.build_table(cls.data))}
+
+    def test_failed_step_shows_no_numbers(self):
+        self.assertEqual(self.rows["03_thread_coarsening"][4:],
+                         ["—", "—", "—", "—", "FAIL"])
+
+    def test_step_after_a_failure_has_no_speedup(self):
+        # 04 was run with --no-cublas: its cuBLAS and error columns are empty.
+        self.assertEqual(self.rows["04_outer_product"][4:], ["0.640", "26.8", "—", "—", "UNCHECKED"])
+
+    def test_later_run_of_a_step_wins(self):
+        self.assertEqual(self.rows["02_block_tiling"][4:], ["2.50", "6.87", "16.8%", "2.56×", "PASS"])
+
+    def test_cublas_median_includes_every_row(self):
+        self.assertEqual(self.rows["cuBLAS SGEMM"][4:6], ["0.430", "40.0"])
+        self.assertNotIn("cuBLAS GemmEx FP16→FP32", self.rows)
+
+    def test_failed_rows_are_not_plotted(self):
+        size = make_plots.headline_size(self.data)
+        self.assertEqual(size, (2048, 2048, 2048))
+        self.assertEqual([r["step"] for r in make_plots.plottable(self.data, size)],
+                         ["01_naive", "02_block_tiling", "04_outer_product"])
+        self.assertEqual(make_plots.failed_steps(self.data, size), ["03_thread_coarsening"])
+
+    def test_fail_row_is_not_an_input_error(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, _, err = run_main("--csv", FIXTURES / "worklog_fail.csv", "--out", out)
+            self.assertEqual((code, err), (0, ""))
+
+
+class FormattingTest(unittest.TestCase):
+    def test_ms_has_three_significant_digits(self):
+        for value, text in [(40, "40.0"), (2.6, "2.60"), (0.72, "0.720"), (0.00512, "0.00512"),
+                            (123.4, "123")]:
+            self.assertEqual(make_plots.fmt_ms(value), text)
+
+    def test_tflops_has_one_or_two_decimals(self):
+        self.assertEqual(make_plots.fmt_tflops(3.436), "3.44")
+        self.assertEqual(make_plots.fmt_tflops(723.36), "723.4")
+
+
+class PeaksTest(unittest.TestCase):
+    def test_h100_pcie_is_matched_before_h100(self):
+        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 PCIe"), (51.2, 756.5, 2000.0))
+        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 80GB HBM3"), (66.9, 989.4, 3350.0))
+        self.assertEqual(make_plots.resolve_peaks("NVIDIA H200"), (66.9, 989.4, 4800.0))
+
+    def test_flags_override_the_table(self):
+        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 PCIe", bandwidth=1000.0),
+                         (51.2, 756.5, 1000.0))
+
+    def test_unknown_gpu_needs_all_three_flags(self):
+        self.assertIsNone(make_plots.resolve_peaks("Tesla T4", peak_fp32=8.1))
+        self.assertEqual(make_plots.resolve_peaks("Tesla T4", 8.1, 65.0, 320.0), (8.1, 65.0, 320.0))
+
+
+class OutputFilesTest(unittest.TestCase):
+    def test_all_outputs_written(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "new" / "dir"  # created by make_plots
+            code, stdout, err = run_main("--csv", FIXTURES / "worklog.csv",
+                                         "--sweep", FIXTURES / "sweep.csv", "--out", out)
+            self.assertEqual((code, err), (0, ""))
+            names = ["table.md", "tflops.png", "sweep.png", "roofline.png"]
+            self.assertEqual(stdout.splitlines(), [str(out / n) for n in names])
+            for name in names:
+                self.assertGreater((out / name).stat().st_size, 0, name)
+            for name in names[1:]:
+                self.assertEqual((out / name).read_bytes()[:8], PNG_SIGNATURE, name)
+
+    def test_roofline_skipped_for_unknown_gpu_and_drawn_with_flags(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv_file = Path(tmp) / "t4.csv"
+            text = (FIXTURES / "worklog.csv").read_text(encoding="utf-8")
+            csv_file.write_text(text.replace("NVIDIA H100 80GB HBM3", "Tesla T4"), encoding="utf-8")
+            out = Path(tmp) / "out"
+            code, _, err = run_main("--csv", csv_file, "--out", out)
+            self.assertEqual(code, 0)
+            self.assertIn("make_plots: warning: no datasheet peaks for 'Tesla T4'", err)
+            self.assertEqual(len(err.splitlines()), 1)
+            self.assertFalse((out / "roofline.png").exists())
+
+            code, _, err = run_main("--csv", csv_file, "--out", out, "--peak-fp32", "8.1",
+                                    "--peak-fp16", "65", "--bandwidth", "320")
+            self.assertEqual((code, err), (0, ""))
+            self.assertEqual((out / "roofline.png").read_bytes()[:8], PNG_SIGNATURE)
+
+
+class BadInputTest(unittest.TestCase):
+    def assert_input_error(self, csv_name, message):
+        with tempfile.TemporaryDirectory() as out:
+            code, stdout, err = run_main("--csv", FIXTURES / csv_name, "--out", out)
+            self.assertEqual(code, 2)
+            self.assertEqual(stdout, "")
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith("make_plots: error: "), err)
+            self.assertIn(message, err)
+            self.assertEqual(list(Path(out).iterdir()), [])  # nothing written
+
+    def test_missing_file(self):
+        self.assert_input_error("no_such.csv", "no_such.csv: no such file")
+
+    def test_empty_file(self):
+        self.assert_input_error("empty.csv", "empty CSV (no header line)")
+
+    def test_header_without_rows(self):
+        self.assert_input_error("header_only.csv", "no data rows")
+
+    def test_bad_header_names_the_columns(self):
+        self.assert_input_error("bad_header.csv",
+                                "bad header: missing columns: ms; unknown columns: time_ms, notes")
+
+    def test_text_in_a_numeric_column(self):
+        self.assert_input_error("bad_number.csv", "line 2: column 'ms' is not a number: 'fast'")
+
+    def test_bad_sweep_file(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, _, err = run_main("--csv", FIXTURES / "worklog.csv",
+                                    "--sweep", FIXTURES / "bad_number.csv", "--out", out)
+        self.assertEqual(code, 2)
+        self.assertIn("bad_number.csv, line 2: column 'ms' is not a number", err)
+
+    def test_load_rows_raises_input_error(self):
+        with self.assertRaises(make_plots.InputError):
+            make_plots.load_rows(FIXTURES / "empty.csv")
+
+
+if __name__ == "__main__":
+    unittest.main()
