@@ -9,7 +9,8 @@
 // for FP32). The L1 and L2 caches rescue part of it, since neighbouring warps reread the same
 // rows and columns; nothing in the code asks for that reuse. Step 02 does.
 //
-// Measured: see README.md in this directory.
+// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 30.5 ms, 4.51 TFLOP/s, 8.8% of cuBLAS SGEMM.
+// Details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
 #include "steps.hpp"

@@ -16,7 +16,8 @@
 // The inner loop still names a shared-memory element in every FMA; the compiler keeps some of
 // them in registers, but nothing in the code asks for it. Step 04 makes that explicit.
 //
-// Measured: see README.md in this directory.
+// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 6.80 ms, 20.2 TFLOP/s, 39.5% of cuBLAS SGEMM (2.45× step 02).
+// Details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
 #include "steps.hpp"
