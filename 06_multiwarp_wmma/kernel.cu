@@ -70,7 +70,10 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     // Load the slice's fragments, all of them before the first product so that their loads are
     // in flight together: a column of A fragments, each of which serves fragments_n products, and
     // a row of B fragments, each serving fragments_m. Slices that lie wholly inside the matrices
-    // (all but the edges) load straight from global memory without per-fragment edge tests.
+    // (all but the edges) load straight from global memory without per-fragment edge tests. This
+    // special case over load_fragment() is measured, not cosmetic: routing every fragment through
+    // load_fragment(), whose edge path stages and calls __syncwarp, ran at 65 TFLOP/s instead of
+    // 107 at 8192³ on the H200.
     FragmentA a[fragments_m];
     FragmentB b[fragments_n];
     const bool interior = a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n &&

@@ -365,7 +365,8 @@ def plot_roofline(rows, path, peaks):
     ax.plot([lo, ridge["fp16"]], [bandwidth * lo / 1000, fp16], color="black")
     for p, peak, name in (("fp32", fp32, "FP32 CUDA cores"), ("fp16", fp16, "FP16 tensor cores (dense)")):
         ax.plot([ridge[p], hi], [peak, peak], color=COLORS[p])
-        ax.text(hi, peak * 1.15, f"{name} {peak:g} TFLOP/s", ha="right", va="bottom",
+        # Below the roof: the steps' labels sit to the right of points that can reach up to it.
+        ax.text(hi / 1.1, peak / 1.12, f"{name} {peak:g} TFLOP/s", ha="right", va="top",
                 color=COLORS[p], fontsize=9)
     for r in points:
         ax.plot(intensity[r["step"]], r["tflops"], "o", color=COLORS.get(r["precision"], "gray"))
