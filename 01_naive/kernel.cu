@@ -13,7 +13,7 @@
 // Details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
-#include "steps.hpp"
+#include "step.hpp"
 
 namespace worklog {
 namespace {
@@ -47,6 +47,6 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 }  // namespace
 
 // No tile of C shares a load: every FMA fetches both operands (reuse 1 × 1).
-const Step<float> steps::naive = {"01_naive", "one thread per element of C", launch, 1, 1, 0};
+WORKLOG_REGISTER_STEP(float, {"01_naive", "one thread per element of C", launch, 1, 1, 0})
 
 }  // namespace worklog

@@ -16,7 +16,7 @@
 // Details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
-#include "steps.hpp"
+#include "step.hpp"
 
 namespace worklog {
 namespace {
@@ -67,6 +67,6 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 
 }  // namespace
 
-const Step<float> steps::block_tiling = {"02_block_tiling", "shared-memory tiles of A and B", launch, tile, tile, 0};
+WORKLOG_REGISTER_STEP(float, {"02_block_tiling", "shared-memory tiles of A and B", launch, tile, tile, 0})
 
 }  // namespace worklog

@@ -20,7 +20,7 @@
 // Details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
-#include "steps.hpp"
+#include "step.hpp"
 
 namespace worklog {
 namespace {
@@ -103,7 +103,6 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 
 }  // namespace
 
-const Step<float> steps::thread_coarsening = {"03_thread_coarsening", "a 4x4 patch of C per thread", launch,
-                                              block_tile_m, block_tile_n, 0};
+WORKLOG_REGISTER_STEP(float, {"03_thread_coarsening", "a 4x4 patch of C per thread", launch, block_tile_m, block_tile_n, 0})
 
 }  // namespace worklog

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "kernel_utils.cuh"
-#include "steps.hpp"
+#include "step.hpp"
 
 namespace worklog {
 namespace {
@@ -189,7 +189,6 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 
 }  // namespace
 
-const Step<float> steps::outer_product = {"04_outer_product", "register outer products, float4 loads", launch,
-                                          block_tile_m, block_tile_n, 0};
+WORKLOG_REGISTER_STEP(float, {"04_outer_product", "register outer products, float4 loads", launch, block_tile_m, block_tile_n, 0})
 
 }  // namespace worklog

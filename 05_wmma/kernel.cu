@@ -15,7 +15,7 @@
 // Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 5.12 ms, 26.8 TFLOP/s, 3.6% of cuBLAS in FP16 (8192³: 27.5 TFLOP/s).
 // Details and the arithmetic: README.md in this directory.
 
-#include "steps.hpp"
+#include "step.hpp"
 #include "wmma_tiles.cuh"
 
 namespace worklog {
@@ -64,6 +64,6 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
 }  // namespace
 
 // Each warp fetches its A and B fragments itself: the fetch is shared by one 16 × 16 tile.
-const Step<__half> steps::wmma = {"05_wmma", "tensor cores: one warp per 16x16 tile", launch, 16, 16, 70};
+WORKLOG_REGISTER_STEP(__half, {"05_wmma", "tensor cores: one warp per 16x16 tile", launch, 16, 16, 70})
 
 }  // namespace worklog

@@ -20,7 +20,7 @@
 // FP16; at 8192³: 107.1 TFLOP/s, 3.9× step 05.
 // Details and the arithmetic: README.md in this directory.
 
-#include "steps.hpp"
+#include "step.hpp"
 #include "wmma_tiles.cuh"
 
 namespace worklog {
@@ -130,7 +130,6 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
 }  // namespace
 
 // Fragments come from global memory per warp, so the fetch is shared by one warp tile.
-const Step<__half> steps::multiwarp_wmma = {"06_multiwarp_wmma", "4 warps, 64x64 warp tiles: fragment reuse", launch,
-                                            warp_tile_m, warp_tile_n, 70};
+WORKLOG_REGISTER_STEP(__half, {"06_multiwarp_wmma", "4 warps, 64x64 warp tiles: fragment reuse", launch, warp_tile_m, warp_tile_n, 70})
 
 }  // namespace worklog

@@ -403,12 +403,7 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
   int code = exit_ok;
   try {
     const cudaDeviceProp prop = select_device(o.device);
-    if (prop.major * 10 + prop.minor < step.min_compute_capability)
-      throw Failure{exit_unsupported_gpu, std::string(step.name) + " needs compute capability " +
-                                              std::to_string(step.min_compute_capability / 10) + "." +
-                                              std::to_string(step.min_compute_capability % 10) + " or newer; " +
-                                              prop.name + " is " + std::to_string(prop.major) + "." +
-                                              std::to_string(prop.minor)};
+    if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
     require_device_memory(o.shape, sizeof(Input), o.check);
     code = measure(step, o, prop, csv);
   } catch (const Failure& f) {
@@ -425,6 +420,29 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
   return code;
 }
 
+template <class Input>
+std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDeviceProp& prop) {
+  const int cc = prop.major * 10 + prop.minor, lowest = step.min_compute_capability,
+            highest = step.max_compute_capability;
+  if (cc >= lowest && (highest == 0 || cc <= highest)) return std::nullopt;
+  auto dotted = [](int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); };
+  const std::string needed = highest == 0        ? dotted(lowest) + " or newer"
+                             : highest == lowest ? dotted(lowest) + " exactly"
+                                                 : dotted(lowest) + " to " + dotted(highest);
+  return Failure{exit_unsupported_gpu, std::string(step.name) + " needs compute capability " + needed + "; " +
+                                           prop.name + " is " + dotted(cc)};
+}
+
+int run_registered_step(int argc, char** argv) {
+  if (step_registry().size() != 1) {
+    std::fprintf(stderr, "%s: error: %zu steps registered in this executable, expected 1\n", argv[0],
+                 step_registry().size());
+    return exit_cuda_error;
+  }
+  const RegisteredStep& step = step_registry().front();
+  return step.fp32 ? run_step(argc, argv, *step.fp32) : run_step(argc, argv, *step.fp16);
+}
+
 // The two input types the worklog uses.
 template class DeviceBuffer<float>;
 template class DeviceBuffer<__half>;
@@ -434,5 +452,7 @@ template void cublas_gemm(cublasHandle_t, const GemmProblem<float>&);
 template void cublas_gemm(cublasHandle_t, const GemmProblem<__half>&);
 template int run_step(int, char**, const Step<float>&);
 template int run_step(int, char**, const Step<__half>&);
+template std::optional<Failure> unsupported_gpu(const Step<float>&, const cudaDeviceProp&);
+template std::optional<Failure> unsupported_gpu(const Step<__half>&, const cudaDeviceProp&);
 
 }  // namespace worklog

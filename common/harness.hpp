@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,12 @@ class GemmData {
 // the step against cuBLAS, time both, print and append the CSV row. Returns the exit code.
 template <class Input>
 int run_step(int argc, char** argv, const Step<Input>& step);
+// main() of a step executable (step_main.cpp): run_step() on the one step registered in it.
+int run_registered_step(int argc, char** argv);
+// The one-line message and exit code when this GPU is outside the step's compute capabilities,
+// or nothing when it may run.
+template <class Input>
+std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDeviceProp& prop);
 
 // Which device: index, or Failure (no device: exit_no_device; bad index: exit_bad_argument).
 cudaDeviceProp select_device(int index);

@@ -1,9 +1,19 @@
 // What every step hands to the harness: one launcher signature for all of them, parameterized by
-// the input type (float for steps 01-04, __half for the tensor-core steps 05-06). C and the
+// the input type (float for steps 01-04, __half for the tensor-core steps 05 onwards). C and the
 // scalars are FP32 in every step.
+//
+// A step registers itself at the end of its kernel.cu with one line,
+//     WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "what it adds", launch, 128, 128, 80});
+// and nothing else in the repository names it but its line in the top CMakeLists.txt: the step's
+// executable, the GPU tests and the worklog driver all find it through the registry below.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace worklog {
 
@@ -29,7 +39,38 @@ struct Step {
   // Tile of C over which one fetch of A and B from global memory is shared: used by
   // modeled_global_bytes() for the roofline, and explained in the step's README.
   int reuse_rows, reuse_cols;
-  int min_compute_capability;  // e.g. 70 for WMMA; 0 when any CUDA GPU will do
+  int min_compute_capability;      // e.g. 70 for WMMA; 0 when any CUDA GPU will do
+  int max_compute_capability = 0;  // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
+};
+
+// One registered step, of either input type (exactly one of the two pointers is set).
+struct RegisteredStep {
+  const Step<float>* fp32 = nullptr;
+  const Step<__half>* fp16 = nullptr;
+  const char* name() const { return fp32 ? fp32->name : fp16->name; }
+};
+
+// Every step linked into this program, in the order their objects were initialized (not
+// meaningful: look steps up by name).
+std::vector<RegisteredStep>& step_registry();
+// The registered step called `name`, or nullptr.
+const RegisteredStep* find_step(const std::string& name);
+
+template <class Input>
+struct StepRegistration {
+  explicit StepRegistration(const Step<Input>& step) {
+    RegisteredStep entry;
+    if constexpr (std::is_same_v<Input, float>) entry.fp32 = &step;
+    else entry.fp16 = &step;
+    step_registry().push_back(entry);
+  }
 };
 
 }  // namespace worklog
+
+// Defines this kernel.cu's Step and adds it to the registry when the program starts.
+#define WORKLOG_REGISTER_STEP(InputType, ...)                                   \
+  namespace {                                                                   \
+  const ::worklog::Step<InputType> registered_step = __VA_ARGS__;               \
+  const ::worklog::StepRegistration<InputType> registered_step_entry{registered_step}; \
+  }

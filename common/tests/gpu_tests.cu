@@ -10,7 +10,7 @@
 
 #include "harness.hpp"
 #include "reference.hpp"
-#include "steps.hpp"
+#include "step.hpp"
 
 using namespace worklog;
 
@@ -42,6 +42,11 @@ std::vector<Case> test_cases() {
       {256, 256, 256},   // several whole tiles, several K slices
       {200, 136, 264},   // multiples of 8 but not of 16 or 128: WMMA direct loads next to edge tiles
       {129, 132, 260},   // N and K multiples of 4, M not: 04's 16-byte loads next to partial tiles
+      // Shapes for the pipelined steps (07 on), whose K slices are 32 or 64 wide and 2 to 5 deep:
+      {136, 72, 24},     // aligned, K shorter than one slice
+      {96, 200, 264},    // aligned, K = 4·64 + 8: several stages, then a partial last slice
+      {130, 136, 257},   // K = 4·64 + 1: the unaligned path across several stages
+      {2176, 2304, 72},  // 17 × 9 tiles of 128 × 256: a full wave of 132 SMs and a partial one
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -74,8 +79,10 @@ template <class Input>
 void check_step(const Step<Input>& step) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  REQUIRE_MESSAGE(prop.major * 10 + prop.minor >= step.min_compute_capability,
-                  step.name << " needs compute capability " << step.min_compute_capability / 10.0);
+  if (const auto refusal = unsupported_gpu(step, prop)) {  // only without --step; main() skips that case
+    MESSAGE("not run: " << refusal->message);
+    return;
+  }
   CublasHandle cublas;
   std::uint64_t seed = 1;
   for (const Case& c : test_cases()) {
@@ -94,13 +101,21 @@ void check_step(const Step<Input>& step) {
 
 }  // namespace
 
-// Test names start with the step's name: CTest runs one step per test (--test-case=<step>*).
-TEST_CASE("01_naive") { check_step(steps::naive); }
-TEST_CASE("02_block_tiling") { check_step(steps::block_tiling); }
-TEST_CASE("03_thread_coarsening") { check_step(steps::thread_coarsening); }
-TEST_CASE("04_outer_product") { check_step(steps::outer_product); }
-TEST_CASE("05_wmma") { check_step(steps::wmma); }
-TEST_CASE("06_multiwarp_wmma") { check_step(steps::multiwarp_wmma); }
+// Which step this run tests: gpu_tests --step NAME (CTest runs one step per test); without
+// --step, every step linked in.
+std::string selected_step;
+
+TEST_CASE("step") {
+  bool any = false;
+  for (const RegisteredStep& step : step_registry()) {
+    if (!selected_step.empty() && selected_step != step.name()) continue;
+    any = true;
+    CAPTURE(step.name());
+    if (step.fp32) check_step(*step.fp32);
+    else check_step(*step.fp16);
+  }
+  REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
+}
 
 TEST_CASE("checker: the reference itself agrees with the CPU double reference") {
   CublasHandle cublas;
@@ -118,7 +133,9 @@ TEST_CASE("checker: rejects a result with a single wrong element") {
   const Shape s{33, 47, 19};
   GemmData<float> data(s, 11, InitialC::random, true);
   data.compute_reference(cublas.get(), 1.0f, 0.5f);
-  steps::naive.launch(data.problem(1.0f, 0.5f), 0);
+  const RegisteredStep* naive = find_step("01_naive");
+  REQUIRE(naive);
+  naive->fp32->launch(data.problem(1.0f, 0.5f), 0);
   CUDA_CHECK(cudaDeviceSynchronize());
   REQUIRE(data.check(1.0f, 0.5f).pass);  // the untouched result passes...
 
@@ -148,6 +165,24 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: GPU tests skipped\n");
     return exit_no_device;  // 77: CTest's SKIP_RETURN_CODE
   }
-  doctest::Context context(argc, argv);
+  // Take --step NAME (or --step=NAME) out of the arguments; doctest gets the rest.
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--step" && i + 1 < argc) selected_step = argv[++i];
+    else if (word.rfind("--step=", 0) == 0) selected_step = word.substr(7);
+    else args.push_back(argv[i]);
+  }
+  // A step this GPU cannot run is skipped (exit 77), never passed.
+  if (const RegisteredStep* step = find_step(selected_step)) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    const auto refusal = step->fp32 ? unsupported_gpu(*step->fp32, prop) : unsupported_gpu(*step->fp16, prop);
+    if (refusal) {
+      std::printf("%s: GPU tests skipped\n", refusal->message.c_str());
+      return exit_no_device;
+    }
+  }
+  doctest::Context context(int(args.size()), args.data());
   return context.run();
 }

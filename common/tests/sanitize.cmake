@@ -2,7 +2,7 @@
 #   cmake -DSANITIZER=<path or empty> -DTOOL=memcheck|initcheck|racecheck|synccheck -DEXE=<step>
 #         -DARGS=<step arguments, ;-separated> -P sanitize.cmake
 # Prints "SKIPPED:" (CTest then reports the test as skipped) when there is no compute-sanitizer
-# or no CUDA device. The step runs with --no-cublas, so only the worklog's own kernels execute.
+# or no CUDA device, or a GPU the step does not support (its exit code 4). The step runs with --no-cublas, so only the worklog's own kernels execute.
 if(NOT SANITIZER)
   message("SKIPPED: compute-sanitizer not found")
   return()
@@ -10,6 +10,10 @@ endif()
 execute_process(COMMAND ${EXE} --m 1 --n 1 --k 1 --warmup 0 --iters 1 --no-cublas RESULT_VARIABLE probe OUTPUT_QUIET ERROR_QUIET)
 if(probe EQUAL 77)
   message("SKIPPED: no CUDA device")
+  return()
+endif()
+if(probe EQUAL 4)
+  message("SKIPPED: this GPU cannot run the step (unsupported GPU)")
   return()
 endif()
 set(tool_args --tool ${TOOL})
