@@ -433,14 +433,13 @@ std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDevice
                                            prop.name + " is " + dotted(cc)};
 }
 
-int run_registered_step(int argc, char** argv) {
-  if (step_registry().size() != 1) {
-    std::fprintf(stderr, "%s: error: %zu steps registered in this executable, expected 1\n", argv[0],
-                 step_registry().size());
+int run_registered_step(const char* name, int argc, char** argv) {
+  const RegisteredStep* step = find_step(name);
+  if (!step) {  // a build mistake, not a user's: add_worklog_step names the executable after its step
+    std::fprintf(stderr, "%s: error: no step called '%s' is linked into this executable\n", argv[0], name);
     return exit_cuda_error;
   }
-  const RegisteredStep& step = step_registry().front();
-  return step.fp32 ? run_step(argc, argv, *step.fp32) : run_step(argc, argv, *step.fp16);
+  return step->fp32 ? run_step(argc, argv, *step->fp32) : run_step(argc, argv, *step->fp16);
 }
 
 // The two input types the worklog uses.

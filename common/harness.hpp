@@ -119,8 +119,8 @@ class GemmData {
 // the step against cuBLAS, time both, print and append the CSV row. Returns the exit code.
 template <class Input>
 int run_step(int argc, char** argv, const Step<Input>& step);
-// main() of a step executable (step_main.cpp): run_step() on the one step registered in it.
-int run_registered_step(int argc, char** argv);
+// main() of a step executable (step_main.cpp): run_step() on the registered step called `name`.
+int run_registered_step(const char* name, int argc, char** argv);
 // The one-line message and exit code when this GPU is outside the step's compute capabilities,
 // or nothing when it may run.
 template <class Input>
