@@ -146,30 +146,8 @@ __global__ void __launch_bounds__(Config<block_tile_m, block_tile_n, block_tile_
     wgmma_wait_group<0>();
     fence_registers(acc);
 
-    // ---- Write back: alpha·acc + beta·C, only inside C --------------------------------------------
-    // wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
-    // chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and
-    // of the row 8 below (acc[4j+2], acc[4j+3]). Pairs of columns go out as one 8-byte store.
-    const int t = threadIdx.x % warpgroup_threads, warp = t / 32, lane = t % 32;
-    const long long row_top = row0 + consumer * wgmma_m + warp * 16 + lane / 4;
-#pragma unroll
-    for (int j = 0; j < wgmma_n / 8; ++j) {
-      const long long col = col0 + j * 8 + 2 * (lane % 4);
-      if (col >= p.n) continue;  // N is a multiple of 8 on this path, so col + 1 < N too
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const long long row = row_top + half * 8;
-        if (row >= p.m) continue;
-        float2* out = reinterpret_cast<float2*>(p.c + row * p.n + col);
-        float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
-        if (p.beta != 0.0f) {
-          const float2 old = *out;
-          value.x += p.beta * old.x;
-          value.y += p.beta * old.y;
-        }
-        *out = value;
-      }
-    }
+    // ---- Write back: alpha·acc + beta·C, only inside C ---------------------------------------------
+    store_accumulators(acc, p, row0 + consumer * wgmma_m, col0);
   }
 }
 

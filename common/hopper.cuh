@@ -22,6 +22,21 @@ __device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
+// ---- Clusters -----------------------------------------------------------------------------------
+
+// This block's rank in its cluster (0 … cluster size − 1).
+__device__ __forceinline__ std::uint32_t cluster_rank() {
+  std::uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every block of the cluster arrives (release: its earlier writes, barrier
+// initialisations included, become visible to the cluster)...
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+// ...and waits until all have arrived (acquire).
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
 // ---- mbarriers ----------------------------------------------------------------------------------
 // An mbarrier completes a phase when `count` threads have arrived AND every byte announced with
 // expect_tx has landed. Waiters name the phase they wait for by its parity (0, 1, 0, ...), so a
@@ -198,6 +213,37 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
       : "memory");
 #undef WORKLOG_D8
+}
+
+// Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
+// (row0, col0), only inside C (beta == 0: C is not read). Needs N a multiple of 2 and C 8-byte
+// aligned (the TMA path guarantees both).
+// wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
+// chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and of
+// the row 8 below (acc[4j+2], acc[4j+3]). Each pair of columns goes out as one 8-byte store.
+template <class Problem>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[128], const Problem& p, long long row0,
+                                                   long long col0) {
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const long long row_top = row0 + warp * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const long long col = col0 + j * 8 + 2 * (lane % 4);
+    if (col >= p.n) continue;  // N even, col even: col + 1 < N too
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const long long row = row_top + half * 8;
+      if (row >= p.m) continue;
+      float2* out = reinterpret_cast<float2*>(p.c + row * p.n + col);
+      float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
+      if (p.beta != 0.0f) {
+        const float2 old = *out;
+        value.x += p.beta * old.x;
+        value.y += p.beta * old.y;
+      }
+      *out = value;
+    }
+  }
 }
 
 // ---- Registers per warpgroup --------------------------------------------------------------------

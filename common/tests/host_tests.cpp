@@ -46,7 +46,7 @@ TEST_CASE("command line: defaults") {
 TEST_CASE("command line: every flag, both spellings") {
   const Options o = parse_options({"--m", "127", "--n=129", "--k", "67", "--alpha", "-0.75", "--beta=2.5e-1",
                                    "--warmup", "0", "--iters", "3", "--seed", "18446744073709551615", "--csv",
-                                   "out.csv", "--device", "1", "--no-check"});
+                                   "out.csv", "--device", "1", "--variant=grouped", "--no-check"});
   CHECK(o.shape.m == 127);
   CHECK(o.shape.n == 129);
   CHECK(o.shape.k == 67);
@@ -57,6 +57,7 @@ TEST_CASE("command line: every flag, both spellings") {
   CHECK(o.seed == 18446744073709551615ull);
   CHECK(o.csv_path == "out.csv");
   CHECK(o.device == 1);
+  CHECK(o.variant == "grouped");
   CHECK_FALSE(o.check);
   CHECK(o.cublas);
   CHECK(parse_options({"--help"}).help);
