@@ -49,13 +49,62 @@ constexpr int stage_bytes = a_tile_bytes + b_boxes * b_box_bytes;
 // The register split (setmaxnreg): 128·40 + 2·128·232 = 64 512 of the SM's 65 536.
 constexpr int producer_registers = 40, consumer_registers = 232;
 
-template <int stages>
-constexpr int shared_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;  // + barriers, + 1024-byte alignment
+// The staged write-back: each consumer writes its 64 × 256 FP32 part of C in 8 chunks of
+// 64 rows × 32 columns (one 128-byte swizzled row each), through two 8 KiB buffers of its own.
+constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
+constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;        // 8 KiB
+constexpr int c_buffers = 2;
+constexpr int c_staging_bytes = consumers * c_buffers * c_chunk_bytes;
 
-template <int cluster_size, int stages>
+template <int stages>
+constexpr int shared_bytes = stages * stage_bytes + c_staging_bytes + 2 * stages * 8 + 1024;  // + barriers, + alignment
+
+// Writes one consumer's accumulators (rows row0 … +63, columns col0 … +255 of C) through shared
+// memory: each chunk goes into a swizzled 64 × 32 buffer with ordinary stores, then one thread hands
+// it to the copy engine (TMA store), which writes only what lies inside C. The consumer does not
+// wait for the global writes: they drain while it multiplies the next tile. A buffer is reused only
+// once the store issued from it two chunks earlier has finished reading it.
+__device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128], const GemmProblem<__half>& p,
+                                                          const CUtensorMap& c_map, unsigned char* buffers,
+                                                          int consumer, long long row0, long long col0) {
+  const int t = threadIdx.x % warpgroup_threads, warp = t / 32, lane = t % 32;
+  const bool elected = t == 0;
+#pragma unroll
+  for (int chunk = 0; chunk < wgmma_n / c_chunk_cols; ++chunk) {
+    unsigned char* buffer = buffers + (chunk % c_buffers) * c_chunk_bytes;
+    if (elected) bulk_store_wait_read<c_buffers - 1>();
+    named_barrier_sync(1 + consumer, warpgroup_threads);  // the buffer is free for every thread
+#pragma unroll
+    for (int jj = 0; jj < c_chunk_cols / 8; ++jj) {
+      const int j = chunk * (c_chunk_cols / 8) + jj;  // 8-column group of the accumulator layout
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = warp * 16 + lane / 4 + half * 8, col = jj * 8 + 2 * (lane % 4);
+        float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
+        const long long c_row = row0 + row, c_col = col0 + chunk * c_chunk_cols + col;
+        if (p.beta != 0.0f && c_row < p.m && c_col < p.n) {  // N even: c_col + 1 < N too
+          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.n + c_col);
+          value.x += p.beta * old.x;
+          value.y += p.beta * old.y;
+        }
+        // 128-byte swizzle, as TMA expects it: 16-byte chunk k of row r sits at chunk k ^ (r % 8).
+        const int byte = col * 4, swizzled = ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
+        *reinterpret_cast<float2*>(buffer + row * swizzle_bytes + swizzled) = value;
+      }
+    }
+    fence_proxy_async_shared();  // these ordinary stores, then the copy engine reads them
+    named_barrier_sync(1 + consumer, warpgroup_threads);
+    if (elected) {
+      tma_store_2d(c_map, buffer, int(col0) + chunk * c_chunk_cols, int(row0));
+      bulk_store_commit();
+    }
+  }
+}
+
+template <int cluster_size, int stages, bool staged_epilogue>
 __global__ void __launch_bounds__(threads, 1)
     persistent_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                    GemmProblem<__half> p, int group_rows) {
+                    const __grid_constant__ CUtensorMap c_map, GemmProblem<__half> p, int group_rows) {
   static_assert(cluster_size == 1 || cluster_size == 2, "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
   static_assert(stages >= 2, "stages must be at least 2 for copies to overlap products");
@@ -66,7 +115,8 @@ __global__ void __launch_bounds__(threads, 1)
                                                            ~std::uintptr_t(1023));
   auto a_tile = [&](int stage) { return shared + stage * stage_bytes; };
   auto b_tile = [&](int stage) { return shared + stage * stage_bytes + a_tile_bytes; };
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(shared + stages * stage_bytes);
+  unsigned char* c_staging = shared + stages * stage_bytes;  // 1024-byte aligned, as the swizzle needs
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(c_staging + c_staging_bytes);
   std::uint64_t* empty = full + stages;
 
   // ---- The schedule: which tiles this block computes --------------------------------------------
@@ -169,8 +219,14 @@ __global__ void __launch_bounds__(threads, 1)
       wgmma_wait_group<0>();
       fence_registers(acc);
       release((slice - 1) % stages);  // the tile's last slice; the producer is already on the next tile
-      store_accumulators(acc, p, origin.row + consumer * wgmma_m, origin.col);
+      if constexpr (staged_epilogue)
+        store_accumulators_staged(acc, p, c_map, c_staging + consumer * c_buffers * c_chunk_bytes, consumer,
+                                  origin.row + consumer * wgmma_m, origin.col);
+      else
+        store_accumulators(acc, p, origin.row + consumer * wgmma_m, origin.col);
     }
+    // The block's shared memory must outlive the copy engine's reads of it.
+    if (staged_epilogue && threadIdx.x % warpgroup_threads == 0) bulk_store_wait_all();
   }
 
   // No block may leave while a peer can still copy into its shared memory or arrive on its barriers.
@@ -186,17 +242,17 @@ constexpr int stages = 4;
 // Shapes TMA cannot describe go to this step's kernel instead.
 constexpr const char* unaligned_fallback = "06_multiwarp_wmma";  // TEMP until 08 lands
 
-template <int cluster_size>
+template <int cluster_size, bool staged_epilogue>
 void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int group_rows) {
   const bool tma_path = tma_describable(p.a, p.k) && tma_describable(p.b, p.n) &&
-                        reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
+                        reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
   if (!tma_path) {
     const RegisteredStep* fallback = find_step(unaligned_fallback);
     if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked in (add_worklog_step FALLBACK)");
     fallback->fp16->launch(p, stream);
     return;
   }
-  auto kernel = persistent_gemm<cluster_size, stages>;
+  auto kernel = persistent_gemm<cluster_size, stages, staged_epilogue>;
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -225,23 +281,29 @@ void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int grou
                                                swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, block_tile_k,
                                                swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, p, group_rows));
+  // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
+  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
+                                               c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, group_rows));
   WORKLOG_CHECK_LAUNCH();
 }
 
-// The step: clusters of 2 with B multicast, groups of 8 rows of cluster tiles.
-void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<2>(p, stream, 8); }
-// Variants, for the README's table: each adds one technique to the one before.
-void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<1>(p, stream, 1); }
-void launch_grouped(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<1>(p, stream, 8); }
+// The step: all of it. Variants, for the README's table: each adds one technique to the one before.
+void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<2, true>(p, stream, 8); }
+void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<1, false>(p, stream, 1); }
+void launch_grouped(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<1, false>(p, stream, 8); }
+void launch_clusters(const GemmProblem<__half>& p, cudaStream_t stream) { launch_schedule<2, false>(p, stream, 8); }
 
 }  // namespace
 
-WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters", "persistent grid, grouped order, 2-block clusters with B multicast",
+WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters",
+                               "persistent grid, grouped order, 2-block clusters with B multicast, TMA-store epilogue",
                                launch, 2 * block_tile_m, block_tile_n, 90, 90})
 WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters/persistent_row_major", "persistent grid, row-major tile order",
                                launch_row_major, block_tile_m, block_tile_n, 90, 90})
-WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters/persistent_grouped", "persistent grid, grouped tile order",
+WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters/persistent_grouped", "+ grouped tile order",
                                launch_grouped, block_tile_m, block_tile_n, 90, 90})
+WORKLOG_REGISTER_STEP(__half, {"10_persistent_clusters/clusters", "+ 2-block clusters, B multicast",
+                               launch_clusters, 2 * block_tile_m, block_tile_n, 90, 90})
 
 }  // namespace worklog
