@@ -32,6 +32,19 @@ __device__ inline TileOrigin block_tile_origin(int n, int tile_rows, int tile_co
   return {(long long)(blockIdx.x / tiles_per_row) * tile_rows, (long long)(blockIdx.x % tiles_per_row) * tile_cols};
 }
 
+// The same, with the tiles numbered in grouped order (grouped_tile, gemm_math.hpp): groups of
+// group_rows rows of tiles, column by column inside a group, so that the blocks resident at the
+// same time share a few panels of A and B in L2. The grid is tile_grid's.
+//   group_rows = 2, 5 × 3 tiles:   0  2  4     (row-major:  0  1  2
+//                                   1  3  5                  3  4  5
+//                                   6  8 10                  6  7  8 …)
+//                                   7  9 11
+//                                  12 13 14
+__device__ inline TileOrigin grouped_block_tile_origin(int m, int n, int tile_rows, int tile_cols, int group_rows) {
+  const TileIndex t = grouped_tile(blockIdx.x, int(ceil_div(m, tile_rows)), int(ceil_div(n, tile_cols)), group_rows);
+  return {(long long)t.row * tile_rows, (long long)t.col * tile_cols};
+}
+
 // c = alpha·acc + beta·c. With beta == 0, C is not read, so whatever C held (even NaN) cannot
 // leak into the result: BLAS semantics, which cuBLAS follows too.
 __device__ __forceinline__ void store_c(float* c, float acc, float alpha, float beta) {
