@@ -99,31 +99,19 @@ __device__ __forceinline__ CopyPosition copy_position(int e) {
   return {group * 8 + in_group % 8, in_group / 8};
 }
 
-// v = alpha·acc + beta·c, with c not read when beta == 0 (store_c's rule, for 4 values at once).
-__device__ __forceinline__ float4 scale_c(float4 acc, const float4* c, float alpha, float beta) {
-  float4 v = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
-  if (beta != 0.0f) {
-    const float4 old = *c;
-    v = make_float4(alpha * acc.x + beta * old.x, alpha * acc.y + beta * old.y, alpha * acc.z + beta * old.z,
-                    alpha * acc.w + beta * old.w);
-  }
-  return v;
-}
-
 // aligned: A's and B's rows start on 16-byte boundaries (K and N multiples of 8, 16-byte-aligned
 // base pointers), so tiles move by cp.async; otherwise by element-wise loads (async_copy.cuh).
 template <int block_tile_m, int block_tile_n, int block_tile_k, int warp_tile_m, int warp_tile_n, int stages,
           bool aligned>
 __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>::threads)
     async_pipeline_gemm(GemmProblem<__half> p, int group_rows) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching
+#else
   using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
   constexpr int fragments_m = warp_tile_m / fragment_size;  // accumulators along the rows of a warp tile
   constexpr int fragments_n = warp_tile_n / fragment_size;  // and along its columns
   constexpr int k_steps = block_tile_k / fragment_size;     // WMMA k-steps per slice
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  __trap();  // not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching
-#else
   extern __shared__ __align__(128) unsigned char shared[];
   __half* const tiles = reinterpret_cast<__half*>(shared);
 
@@ -131,7 +119,9 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_row = (warp / L::warps_n) * warp_tile_m;  // this warp's tile, inside the block tile
   const int warp_col = (warp % L::warps_n) * warp_tile_n;
-  const long long rows_left = p.m - block.row, cols_left = p.n - block.col;
+  // How much of the block tile lies inside the matrices: its rows inside A, its columns inside B.
+  const int rows_in = int(min(p.m - block.row, (long long)block_tile_m));
+  const int cols_in = int(min(p.n - block.col, (long long)block_tile_n));
   const __half* const a_panel = p.a + block.row * p.k;  // the block's rows of A
   const __half* const b_panel = p.b + block.col;        // and its columns of B
 
@@ -140,7 +130,7 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
   // matrices are zero-filled, so a partial tile multiplies like a whole one.
   auto load_slice = [&](int slice, int stage) {
     const long long k0 = (long long)slice * block_tile_k;
-    const long long k_left = p.k - k0;
+    const int k_in = int(min(p.k - k0, (long long)block_tile_k));  // k of this slice inside A and B
     __half* const a_tile = tiles + stage * L::stage_halves;
     __half* const b_tile = a_tile + L::a_tile_halves;
 #pragma unroll
@@ -148,20 +138,20 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
       const int k = c.chunk * chunk_halves;
       async_copy::copy_chunk<aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.k + k0 + k,
-                                      c.row < rows_left ? k_left - k : 0, p.a);
+                                      c.row < rows_in ? k_in - k : 0, p.a);
     }
 #pragma unroll
     for (int j = 0; j < L::b_copies; ++j) {
       const CopyPosition c = copy_position<L::b_chunks_per_row>(threadIdx.x + j * L::threads);
       const int n = c.chunk * chunk_halves;
       async_copy::copy_chunk<aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
-                                      c.row < k_left ? cols_left - n : 0, p.b);
+                                      c.row < k_in ? cols_in - n : 0, p.b);
     }
   };
 
   // Stage 2, compute: the warp's products for the slice in buffer `stage`, fragments loaded from
-  // shared memory. Per k-step, the row of B fragments first, then each A fragment in turn with its
-  // row of products, so that only one A fragment is live at a time (registers: README.md).
+  // shared memory. Per k-step, the row of B fragments, then each A fragment with its row of
+  // products. (The slice is unrolled, and ptxas issues the ldmatrix of both k-steps at its top.)
   Accumulator acc[fragments_m][fragments_n];
 #pragma unroll
   for (int i = 0; i < fragments_m; ++i)
@@ -225,10 +215,17 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
   // whole 128-byte lines, with alpha and beta, and only what lies inside C.
   float* const staging = reinterpret_cast<float*>(shared) + warp * L::c_staging_floats;
   const long long row0 = block.row + warp_row, col0 = block.col + warp_col;
-  const long long cols_in = p.n - col0;  // columns of the warp tile inside C
+  const long long warp_cols_in = p.n - col0;  // columns of the warp tile inside C
   const bool vector_c = p.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
+  // alpha·acc + beta·c for 4 neighbouring elements, c not read when beta == 0 (store_c's rule).
+  auto scale_c = [&](float4 acc, const float4* c) {
+    if (p.beta == 0.0f) return make_float4(p.alpha * acc.x, p.alpha * acc.y, p.alpha * acc.z, p.alpha * acc.w);
+    const float4 old = *c;
+    return make_float4(p.alpha * acc.x + p.beta * old.x, p.alpha * acc.y + p.beta * old.y,
+                       p.alpha * acc.z + p.beta * old.z, p.alpha * acc.w + p.beta * old.w);
+  };
   constexpr int pieces_per_row = warp_tile_n / 4, pieces = fragment_size * pieces_per_row;
-  if (cols_in > 0) {
+  if (warp_cols_in > 0) {
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i) {
       const long long r0 = row0 + i * fragment_size;
@@ -243,13 +240,13 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
         if (r0 + r >= p.m) continue;
         const float4 v = *reinterpret_cast<const float4*>(staging + r * L::c_pitch + c);
         float* const dst = p.c + (r0 + r) * p.n + col0 + c;
-        if (vector_c && c + 4 <= cols_in) {
-          *reinterpret_cast<float4*>(dst) = scale_c(v, reinterpret_cast<const float4*>(dst), p.alpha, p.beta);
+        if (vector_c && c + 4 <= warp_cols_in) {
+          *reinterpret_cast<float4*>(dst) = scale_c(v, reinterpret_cast<const float4*>(dst));
         } else {
           const float w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
           for (int q = 0; q < 4; ++q)
-            if (c + q < cols_in) store_c(dst + q, w[q], p.alpha, p.beta);
+            if (c + q < warp_cols_in) store_c(dst + q, w[q], p.alpha, p.beta);
         }
       }
       __syncwarp();  // every lane has read the staging area before the next row of accumulators overwrites it
@@ -269,22 +266,13 @@ constexpr int group_rows = 8;  // grouped block order: tile rows per group (1 = 
 template <bool aligned>
 void launch_variant(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
-  constexpr auto kernel = async_pipeline_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, aligned>;
-  // More than 48 KiB of dynamic shared memory needs the kernel's explicit opt-in, once per process.
-  static const bool opted_in = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::shared_bytes));
-    return true;
-  }();
-  (void)opted_in;
-  kernel<<<tile_grid({p.m, p.n, p.k}, block_tile_m, block_tile_n), L::threads, L::shared_bytes, stream>>>(p, group_rows);
-  WORKLOG_CHECK_LAUNCH();
+  launch_over_tiles<async_pipeline_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, aligned>>(
+      p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_rows);
 }
 
 void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
   // cp.async moves 16 aligned bytes: every row of A and B must start on a 16-byte boundary.
-  const bool aligned = p.k % 8 == 0 && p.n % 8 == 0 && reinterpret_cast<std::uintptr_t>(p.a) % 16 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(p.b) % 16 == 0;
-  if (aligned)
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
     launch_variant<true>(p, stream);
   else
     launch_variant<false>(p, stream);

@@ -13,6 +13,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace worklog::async_copy {
 
 // The 32-bit shared-state-space address that PTX's .shared instructions take.
@@ -62,7 +64,7 @@ __device__ __forceinline__ void wait_group() {
 //   otherwise: 16-byte reads are not allowed, so the thread reads the halves one by one, each only
 //     if it is inside, and stores the 16 bytes itself: correct for any shape, but synchronous.
 template <bool aligned>
-__device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, long long valid, const __half* fallback) {
+__device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
   if constexpr (aligned) {
     copy_16_bytes_or_zeros(dst, valid > 0 ? src : fallback, valid > 0);
   } else {
@@ -76,6 +78,13 @@ __device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, long 
     packed.w = h[6] | unsigned(h[7]) << 16;
     *reinterpret_cast<uint4*>(dst) = packed;
   }
+}
+
+// True when every row of A (K halves long) and of B (N halves) starts on a 16-byte boundary, so that
+// the tiles can move by cp.async: K and N multiples of 8, and both matrices 16-byte aligned.
+inline bool rows_16_byte_aligned(long long k, long long n, const void* a, const void* b) {
+  return k % 8 == 0 && n % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
 }
 
 }  // namespace worklog::async_copy

@@ -51,7 +51,28 @@ __device__ __forceinline__ void store_c(float* c, float acc, float alpha, float 
   *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
+// A kernel that uses more than 48 KiB of dynamic shared memory must say so before its first launch
+// (cudaFuncSetAttribute); this does it once per kernel and process.
+template <auto kernel>
+void allow_dynamic_shared_memory(int bytes) {
+  static const bool done = [bytes] {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), __FILE__, __LINE__);
+    return true;
+  }();
+  (void)done;
+}
+
 // Every launch is followed by this, so that a bad configuration is reported where it happened.
 #define WORKLOG_CHECK_LAUNCH() ::worklog::check_cuda(cudaGetLastError(), __FILE__, __LINE__)
+
+// Launches `kernel`(problem, extra…) with one block of `threads` per tile_rows × tile_cols tile of C
+// (tile_grid) and `shared_bytes` of dynamic shared memory, opting in above 48 KiB.
+template <auto kernel, class Problem, class... Extra>
+void launch_over_tiles(const Problem& p, int tile_rows, int tile_cols, int threads, int shared_bytes,
+                       cudaStream_t stream, Extra... extra) {
+  allow_dynamic_shared_memory<kernel>(shared_bytes);
+  kernel<<<tile_grid({p.m, p.n, p.k}, tile_rows, tile_cols), threads, shared_bytes, stream>>>(p, extra...);
+  WORKLOG_CHECK_LAUNCH();
+}
 
 }  // namespace worklog

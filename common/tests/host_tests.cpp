@@ -240,6 +240,9 @@ TEST_CASE("swizzle: a permutation of each row's chunks, conflict-free ldmatrix a
         physical.insert(p);
       }
       CHECK(physical.size() == std::size_t(chunks));  // a permutation of the row's chunks
+      // It depends on the row only through row % 8: step 08 computes one lane's ldmatrix offsets
+      // once and reaches fragments 16 rows further down by a constant.
+      for (int c = 0; c < chunks; ++c) CHECK(swizzled_chunk(row + 8, c, chunks) == swizzled_chunk(row, c, chunks));
     }
     // ldmatrix: one phase reads logical chunk c of 8 consecutive rows (a fragment's rows start at a
     // multiple of 8): 8 different bank groups.
