@@ -25,7 +25,7 @@
 //
 // TODO(lead, from the GPU run): Measured on an H200 (CUDA 13.0, <date>) at 4096³: <ms> ms,
 // <TFLOP/s> TFLOP/s, <%> of cuBLAS FP16; at 8192³: <TFLOP/s> TFLOP/s, <×> step 06.
-// TODO(lead): stages 2 / 3 / 4 measured at 8192³: <…> / <…> / <…> TFLOP/s.
+// TODO(lead): stages 2 / 3 / 4 at 8192³ (--variant stages2, the step, --variant stages4): <…> / <…> / <…> TFLOP/s.
 // Details and the arithmetic: README.md in this directory.
 
 #include <cstdint>
@@ -263,25 +263,37 @@ constexpr int warp_tile_m = 64, warp_tile_n = 64;
 constexpr int stages = 3;
 constexpr int group_rows = 8;  // grouped block order: tile rows per group (1 = row-major)
 
-template <bool aligned>
-void launch_variant(const GemmProblem<__half>& p, cudaStream_t stream) {
-  using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
-  launch_over_tiles<async_pipeline_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, aligned>>(
-      p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_rows);
+// One configuration of the kernel, both variants: cp.async where every row of A and B starts on a
+// 16-byte boundary, element-wise loads otherwise (with the step's own slice and stage count).
+template <int slice_k, int stage_count>
+void launch_with(const GemmProblem<__half>& p, cudaStream_t stream, int group_order_rows) {
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b)) {
+    using L = Layout<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count>;
+    launch_over_tiles<async_pipeline_gemm<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count, true>>(
+        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
+  } else {
+    using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
+    launch_over_tiles<async_pipeline_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, false>>(
+        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
+  }
 }
 
-void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
-  // cp.async moves 16 aligned bytes: every row of A and B must start on a 16-byte boundary.
-  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
-    launch_variant<true>(p, stream);
-  else
-    launch_variant<false>(p, stream);
-}
+// The step, and variants that change one knob (--variant NAME; the GPU tests run them all).
+void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, group_rows); }
+void launch_stages2(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 2>(p, stream, group_rows); }
+void launch_stages4(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 4>(p, stream, group_rows); }
+void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, 1); }
 
 }  // namespace
 
 // One fetch of A and B from global memory now serves the whole block tile.
 WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "cp.async pipeline, tiles shared in smem", launch, block_tile_m,
                                block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/stages2", "2 pipeline stages (double buffering)", launch_stages2,
+                               block_tile_m, block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/stages4", "4 pipeline stages", launch_stages4, block_tile_m,
+                               block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/row_major", "row-major block order instead of grouped",
+                               launch_row_major, block_tile_m, block_tile_n, 80})
 
 }  // namespace worklog

@@ -302,24 +302,36 @@ constexpr int warp_tile_m = 64, warp_tile_n = 64;
 constexpr int stages = 4;
 constexpr int group_rows = 8;  // grouped block order: tile rows per group (1 = row-major)
 
-template <bool aligned>
-void launch_variant(const GemmProblem<__half>& p, cudaStream_t stream) {
-  using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
-  launch_over_tiles<mma_ldmatrix_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, aligned>>(
-      p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_rows);
+// One configuration of the kernel, both variants: cp.async where every row of A and B starts on a
+// 16-byte boundary, element-wise loads otherwise (with the step's own slice and stage count).
+template <int slice_k, int stage_count>
+void launch_with(const GemmProblem<__half>& p, cudaStream_t stream, int group_order_rows) {
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b)) {
+    using L = Layout<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count>;
+    launch_over_tiles<mma_ldmatrix_gemm<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count, true>>(
+        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
+  } else {
+    using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
+    launch_over_tiles<mma_ldmatrix_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, false>>(
+        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
+  }
 }
 
-void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
-  // cp.async moves 16 aligned bytes: every row of A and B must start on a 16-byte boundary.
-  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
-    launch_variant<true>(p, stream);
-  else
-    launch_variant<false>(p, stream);
-}
+// The step, and variants that change one knob (--variant NAME; the GPU tests run them all).
+void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, group_rows); }
+void launch_stages3(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 3>(p, stream, group_rows); }
+void launch_k64(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<64, 3>(p, stream, group_rows); }
+void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, 1); }
 
 }  // namespace
 
 WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix", "mma.sync + ldmatrix, swizzled smem", launch, block_tile_m,
                                block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/stages3", "3 pipeline stages", launch_stages3, block_tile_m,
+                               block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/k64", "K slices of 64, 3 stages (144 KiB)", launch_k64, block_tile_m,
+                               block_tile_n, 80})
+WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/row_major", "row-major block order instead of grouped",
+                               launch_row_major, block_tile_m, block_tile_n, 80})
 
 }  // namespace worklog
