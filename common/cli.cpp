@@ -60,6 +60,10 @@ Options parse_options(const std::vector<std::string>& args) {
       {"--iters", [&](auto& f, auto& v) { o.iters = parse_int(f, v, 1); }},
       {"--seed", [&](auto&, auto& v) { o.seed = parse_seed(v); }},
       {"--device", [&](auto& f, auto& v) { o.device = parse_int(f, v, 0); }},
+      {"--variant", [&](auto& f, auto& v) {
+         if (v.empty()) fail(f + " expects a variant name");
+         o.variant = v;
+       }},
       {"--csv", [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a file name");
          o.csv_path = v;
@@ -110,6 +114,8 @@ cuBLAS on the same random inputs, checks the result, and times both.
                         as the compute-sanitizer tests want
   --csv FILE            append one result row to FILE (header written when FILE is new)
   --device D            CUDA device index (default 0)
+  --variant V           run the step's variant V instead (steps that measure techniques one by
+                        one register them; an unknown V lists the known ones)
   --help                this text
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device

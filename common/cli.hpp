@@ -32,6 +32,7 @@ struct Options {
   bool cublas = true;  // false: no cuBLAS at all (no check, no baseline), for the sanitizer runs
   std::string csv_path;  // empty: no CSV row
   int device = 0;
+  std::string variant;  // empty: the step itself; else one of its registered variants (step.hpp)
   bool help = false;
 };
 

@@ -24,6 +24,22 @@ struct Shape {
 // Overflow-safe ceil(a / b) for a >= 0, b > 0: (a + b - 1) / b overflows when a is near INT_MAX.
 WORKLOG_HOST_DEVICE constexpr long long ceil_div(long long a, long long b) { return a / b + (a % b != 0 ? 1 : 0); }
 
+// Grouped tile order, for L2 reuse: instead of walking C's tiles row after row (which streams all
+// of B through L2 once per row of tiles), walk them in groups of `group_rows` rows of tiles, column
+// by column inside a group. The blocks running at the same time then share a few rows of A and a
+// few columns of B, which stay in L2. `tile` is the tile's number in that order; returns its
+// (row, column) in tiles.
+struct TileIndex {
+  int row, col;
+};
+WORKLOG_HOST_DEVICE inline TileIndex grouped_tile(long long tile, int tiles_m, int tiles_n, int group_rows) {
+  const long long tiles_per_group = (long long)group_rows * tiles_n;
+  const int first_row = int(tile / tiles_per_group) * group_rows;
+  const int rows_in_group = tiles_m - first_row < group_rows ? tiles_m - first_row : group_rows;
+  const long long in_group = tile % tiles_per_group;
+  return {first_row + int(in_group % rows_in_group), int(in_group / rows_in_group)};
+}
+
 // 2·M·N·K: one multiply and one add per (i, j, k). The alpha/beta epilogue (2·M·N more) is left out,
 // as cuBLAS and most worklogs do; it is under 0.05% of the total at K = 4096.
 constexpr double gemm_flops(Shape s) { return 2.0 * s.m * s.n * s.k; }

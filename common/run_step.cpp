@@ -106,7 +106,23 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
 }
 
 int run_registered_step(const char* name, int argc, char** argv) {
-  const RegisteredStep* step = find_step(name);
+  // --variant picks "<name>/<variant>"; the rest of the command line is run_step's.
+  std::string chosen = name;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--variant" && i + 1 < argc) chosen += "/" + std::string(argv[i + 1]);
+    else if (word.rfind("--variant=", 0) == 0) chosen += "/" + word.substr(10);
+  }
+  const RegisteredStep* step = find_step(chosen);
+  if (!step && chosen != name) {
+    std::string known;
+    for (const RegisteredStep& s : step_registry())
+      if (std::string(s.name()).rfind(std::string(name) + "/", 0) == 0)
+        known += (known.empty() ? "" : ", ") + std::string(s.name()).substr(std::strlen(name) + 1);
+    std::fprintf(stderr, "%s: error: unknown --variant '%s' (known: %s)\n", name, chosen.c_str() + std::strlen(name) + 1,
+                 known.empty() ? "none" : known.c_str());
+    return exit_bad_argument;
+  }
   if (!step) {  // a build mistake, not a user's: add_worklog_step names the executable after its step
     std::fprintf(stderr, "%s: error: no step called '%s' is linked into this executable\n", argv[0], name);
     return exit_cuda_error;

@@ -68,9 +68,15 @@ struct StepRegistration {
 
 }  // namespace worklog
 
-// Defines this kernel.cu's Step and adds it to the registry when the program starts.
-#define WORKLOG_REGISTER_STEP(InputType, ...)                                   \
-  namespace {                                                                   \
-  const ::worklog::Step<InputType> registered_step = __VA_ARGS__;               \
-  const ::worklog::StepRegistration<InputType> registered_step_entry{registered_step}; \
+// Defines a Step and adds it to the registry when the program starts. A kernel.cu registers its step
+// once, under the directory's name, and may register variants of it named "<step>/<variant>" (the
+// techniques of the step measured one at a time: `--variant <variant>` runs one, and the GPU tests of
+// the step test them all).
+#define WORKLOG_REGISTER_STEP(InputType, ...) \
+  WORKLOG_REGISTER_STEP_AT(InputType, __LINE__, __VA_ARGS__)
+#define WORKLOG_REGISTER_STEP_AT(InputType, line, ...) WORKLOG_REGISTER_STEP_NAMED(InputType, line, __VA_ARGS__)
+#define WORKLOG_REGISTER_STEP_NAMED(InputType, line, ...)                                  \
+  namespace {                                                                              \
+  const ::worklog::Step<InputType> registered_step_##line = __VA_ARGS__;                   \
+  const ::worklog::StepRegistration<InputType> registered_entry_##line{registered_step_##line}; \
   }

@@ -108,7 +108,9 @@ std::string selected_step;
 TEST_CASE("step") {
   bool any = false;
   for (const RegisteredStep& step : step_registry()) {
-    if (!selected_step.empty() && selected_step != step.name()) continue;
+    // --step NAME tests the step and its variants ("NAME/...").
+    const std::string name = step.name();
+    if (!selected_step.empty() && name != selected_step && name.rfind(selected_step + "/", 0) != 0) continue;
     any = true;
     CAPTURE(step.name());
     if (step.fp32) check_step(*step.fp32);

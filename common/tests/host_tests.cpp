@@ -2,6 +2,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <array>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -45,7 +46,7 @@ TEST_CASE("command line: defaults") {
 TEST_CASE("command line: every flag, both spellings") {
   const Options o = parse_options({"--m", "127", "--n=129", "--k", "67", "--alpha", "-0.75", "--beta=2.5e-1",
                                    "--warmup", "0", "--iters", "3", "--seed", "18446744073709551615", "--csv",
-                                   "out.csv", "--device", "1", "--no-check"});
+                                   "out.csv", "--device", "1", "--variant=grouped", "--no-check"});
   CHECK(o.shape.m == 127);
   CHECK(o.shape.n == 129);
   CHECK(o.shape.k == 67);
@@ -56,6 +57,7 @@ TEST_CASE("command line: every flag, both spellings") {
   CHECK(o.seed == 18446744073709551615ull);
   CHECK(o.csv_path == "out.csv");
   CHECK(o.device == 1);
+  CHECK(o.variant == "grouped");
   CHECK_FALSE(o.check);
   CHECK(o.cublas);
   CHECK(parse_options({"--help"}).help);
@@ -183,4 +185,26 @@ TEST_CASE("CPU double reference GEMM") {
   const std::vector<float> nan_c(4, std::nanf(""));
   const auto r0 = testing::reference_gemm({2, 2, 3}, 1.0f, a, b, 0.0f, nan_c);
   CHECK(r0.c == std::vector<double>{-5, 4.5, -8, 9});
+}
+
+TEST_CASE("grouped tile order visits every tile once") {
+  for (const auto& [tiles_m, tiles_n, group] : std::vector<std::array<int, 3>>{{1, 1, 8}, {7, 5, 8}, {17, 9, 8}, {64, 32, 16}, {3, 40, 2}}) {
+    CAPTURE(tiles_m);
+    CAPTURE(tiles_n);
+    CAPTURE(group);
+    std::vector<int> seen(std::size_t(tiles_m) * tiles_n, 0);
+    for (long long t = 0; t < (long long)tiles_m * tiles_n; ++t) {
+      const TileIndex tile = grouped_tile(t, tiles_m, tiles_n, group);
+      REQUIRE(tile.row >= 0);
+      REQUIRE(tile.row < tiles_m);
+      REQUIRE(tile.col >= 0);
+      REQUIRE(tile.col < tiles_n);
+      ++seen[std::size_t(tile.row) * tiles_n + tile.col];
+    }
+    for (int count : seen) CHECK(count == 1);
+  }
+  // Inside a group, consecutive tiles go down a column first: tiles 0..7 share column 0.
+  CHECK(grouped_tile(7, 64, 32, 8).col == 0);
+  CHECK(grouped_tile(7, 64, 32, 8).row == 7);
+  CHECK(grouped_tile(8, 64, 32, 8).col == 1);
 }
