@@ -19,12 +19,12 @@ FetchContent_Declare(doctest
   DOWNLOAD_NAME "${doctest_archive_name}"
   DOWNLOAD_EXTRACT_TIMESTAMP TRUE
   # Only the header is used: a SOURCE_SUBDIR without a CMakeLists.txt keeps doctest's own project
-  # (its examples, install rules and old cmake_minimum_required) out of this build.
+  # (its options, examples and install rules) out of this build.
   SOURCE_SUBDIR header-only
   FIND_PACKAGE_ARGS 2.4 CONFIG QUIET)
 
 # FetchContent_MakeAvailable() below tries find_package() first and downloads only when that finds
-# nothing. Its own download retries for minutes and then fails with a page of log, so the same
+# nothing. Its own download retries for over a minute and then fails with a page of log, so the same
 # question is asked here first, and when a download is needed it is made here, with a short
 # timeout and one clear error; FetchContent then finds the archive, hash checked, in its
 # DOWNLOAD_DIR and does not fetch it again (nor on later configurations: no network needed then).
