@@ -72,8 +72,6 @@ template <> constexpr double accumulation_unit_roundoff<__half>() { return tenso
 template <class Input>
 void cublas_gemm(cublasHandle_t handle, const GemmProblem<Input>& p);
 
-enum class InitialC { random, nan };
-
 struct CheckResult {
   bool pass = false;
   std::uint64_t bad_count = 0;
