@@ -265,11 +265,11 @@ def sanitizer_result(outcome, timeout):
         return "not run", outcome.output.split("SKIPPED:", 1)[1].strip().splitlines()[0]
     if outcome.code == 0:
         return "pass", ""
-    reports = [line.strip() for line in outcome.output.splitlines() if SANITIZER_REPORT.match(line.strip())]
+    reports = [line.strip().lstrip("=").strip() for line in outcome.output.splitlines()
+               if SANITIZER_REPORT.match(line.strip())]
     summary = [line for line in reports if "SUMMARY" in line]
     first = [line for line in reports if "SUMMARY" not in line][:1]
-    detail = "; ".join(first + summary[-1:]) or error_message(outcome.output) or f"exit code {outcome.code}"
-    return "fail", detail.replace("=========", "").strip()
+    return "fail", "; ".join(first + summary[-1:]) or error_message(outcome.output) or f"exit code {outcome.code}"
 
 
 # ---- Performance ------------------------------------------------------------------------------------
