@@ -22,10 +22,6 @@ class Case:
     initial_c: str = "random"
     source: str = "standard"  # or "instructor": shown to the instructor only
 
-    def label(self):
-        nan = ", C = NaN" if self.initial_c == "nan" else ""
-        return f"{self.m}×{self.n}×{self.k}, α = {self.alpha:g}, β = {self.beta:g}{nan}"
-
     def arguments(self):
         """The step executable's options for this case."""
         return ["--m", str(self.m), "--n", str(self.n), "--k", str(self.k), "--alpha", repr(self.alpha),

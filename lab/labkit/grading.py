@@ -397,6 +397,10 @@ class Grader:
         outcome = build.configure("submission", self.timeouts["build"], options)
         if outcome.code != 0:
             raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:], 3)
+        sanitizer = _cache_value(build.directory, "COMPUTE_SANITIZER")
+        if sanitizer is not None and sanitizer.endswith("NOTFOUND"):
+            raise GradingError("compute-sanitizer is not installed (CMake did not find it next to nvcc): "
+                               "the sanitizer part of the rubric cannot be graded", 3)
         targets = [s for s in self.steps if s not in results]
         for step in targets:  # a failed build must not leave an earlier submission's executable behind
             build.executable(step).unlink(missing_ok=True)
@@ -489,7 +493,8 @@ class Grader:
             results[step]["cases"] = case_results[step]
 
         passing = {s for s in runnable if any(c["status"] == "pass" for c in case_results[s])}
-        sanitize = [s for s in runnable if s not in hung and (s in passing or not self.rubric["sanitizer"]["requires_a_passing_case"])]
+        gated = self.rubric["sanitizer"]["requires_a_passing_case"]
+        sanitize = [s for s in runnable if s not in hung and (s in passing or not gated)]
         for step in runnable:
             if step in hung:
                 results[step]["sanitizer_note"] = "not run: a case timed out"

@@ -208,7 +208,7 @@ def _step_section(result, scored):
     cases = result.get("cases", [])
     passed, total = _case_counts(cases)
     lines += [f"### Correctness: {passed} of {total} cases pass", "",
-              "| # | cases | case | result | first wrong element or error |", "|---:|---|---|---|---|"]
+              "| # | from | case | result | first wrong element or error |", "|---:|---|---|---|---|"]
     for number, case in enumerate(cases, start=1):
         result_cell = "pass" if case["status"] == "pass" else f"**{case['status'].upper()}**"
         lines.append(f"| {number} | {case['source']} | {case_label(case)} | {result_cell} | {_cell(case.get('detail', ''))} |")

@@ -7,6 +7,7 @@ The standard-case listing test uses the real gpu_tests when LAB_GPU_TESTS names 
 """
 import contextlib
 import io
+import json
 import os
 import shutil
 import stat
@@ -357,6 +358,94 @@ class SubmissionFilesTest(unittest.TestCase):
         self.assertEqual((tree / "02_x/kernel.cu").read_text(), "student v2")
         self.assertEqual((tree / "common/h.hpp").stat().st_mtime_ns, untouched)
         self.assertFalse((tree / "stale.txt").exists())
+
+
+# A whole grading without a GPU: a fake worklog tree whose "kernels" are shell scripts, "compiled"
+# by a syntax check and a copy, with a fake gpu_tests and one sanitize test per step.
+FAKE_PROJECT = """cmake_minimum_required(VERSION 3.25)
+project(fake_worklog NONE)
+enable_testing()
+foreach(target 02_fake 04_fake 05_fake gpu_tests)
+  set(source ${CMAKE_SOURCE_DIR}/${target}/kernel.cu)
+  set(binary ${CMAKE_BINARY_DIR}/bin/${target})
+  add_custom_command(OUTPUT ${binary} DEPENDS ${source}
+                     COMMAND sh -n ${source}
+                     COMMAND ${CMAKE_COMMAND} -E copy ${source} ${binary}
+                     COMMAND chmod +x ${binary})
+  add_custom_target(${target} DEPENDS ${binary})
+  add_test(NAME sanitize.memcheck.${target}.67x53x64.beta0.5 COMMAND ${binary} --m 67 --n 53 --k 64 --beta 0.5)
+endforeach()
+"""
+FAKE_GPU_TESTS = """#!/bin/sh
+printf '1 1 1 1 0 random\\n31 33 17 0.75 -0.5 random\\n127 129 67 -1.25 0 nan\\n'
+"""
+
+
+def fake_kernel(tflops, ignores_beta=False):
+    """A step executable: right unless it ignores beta (then every case with beta != 0 fails)."""
+    wrong = ('if [ "$beta" != 0 ] && [ "$beta" != 0.0 ]; then echo "x: error: check failed: 9 element(s) outside '
+             'the error bound; first at (row 0, col 0): expected 1, obtained 2" >&2; exit 1; fi') if ignores_beta else ""
+    return f"""#!/bin/sh
+beta=0; csv=""
+while [ $# -gt 0 ]; do case "$1" in --beta) beta="$2"; shift ;; --csv) csv="$2"; shift ;; esac; shift; done
+{wrong}
+[ -n "$csv" ] && printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,{tflops},50,PASS\\n' > "$csv"
+exit 0
+"""
+
+
+class EndToEndWithFakesTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.reference, self.submission = self.tmp / "reference", self.tmp / "submission"
+        files = {"CMakeLists.txt": FAKE_PROJECT, "gpu_tests/kernel.cu": FAKE_GPU_TESTS,
+                 "02_fake/kernel.cu": fake_kernel(10), "04_fake/kernel.cu": fake_kernel(20),
+                 "05_fake/kernel.cu": fake_kernel(30)}
+        for path, text in files.items():
+            (self.reference / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.reference / path).write_text(text)
+        # Only kernels are taken: the submission's CMakeLists.txt would break the build if it were used.
+        submitted = {"CMakeLists.txt": "this is not CMake\n", "02_fake/kernel.cu": fake_kernel(9.5),
+                     "04_fake/kernel.cu": fake_kernel(20, ignores_beta=True),
+                     "05_fake/kernel.cu": "#!/bin/sh\nif then fi\n"}
+        for path, text in submitted.items():
+            (self.submission / path).parent.mkdir(parents=True, exist_ok=True)
+            (self.submission / path).write_text(text)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_grade_and_score(self):
+        rubric = rubric_with(case=10, sanitizer=10, performance=10, build=120)
+        grader = grading.Grader(self.submission, self.reference, ["02_fake", "04_fake", "05_fake"], rubric,
+                                parse_cases("64 64 64 2 0\n", "hidden.txt", "instructor"), self.tmp / "work", 2)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record = grader.grade(self.tmp / "out" / "logs")
+        steps = {s["step"]: s for s in record["steps"]}
+        self.assertEqual(record["gpu"], "Fake GPU")
+        self.assertEqual([c["status"] for c in steps["02_fake"]["cases"]], ["pass"] * 4)
+        self.assertEqual([c["source"] for c in steps["02_fake"]["cases"]], ["standard"] * 3 + ["instructor"])
+        self.assertEqual(steps["02_fake"]["sanitizer"], [{"run": "memcheck 67x53x64 beta=0.5", "status": "pass",
+                                                          "detail": ""}])
+        self.assertEqual((steps["02_fake"]["performance"]["submission_tflops"],
+                          steps["02_fake"]["performance"]["reference_tflops"]), (9.5, 10.0))
+        # The planted bug loses exactly the cases with beta != 0, and its own sanitizer run.
+        self.assertEqual([c["status"] for c in steps["04_fake"]["cases"]], ["pass", "fail", "pass", "pass"])
+        self.assertEqual(steps["04_fake"]["sanitizer"][0]["status"], "fail")
+        self.assertFalse(steps["05_fake"]["compile"]["ok"])
+        self.assertRegex(steps["05_fake"]["compile"]["error"], r"^05_fake/kernel\.cu\b.*[Ee]rror")  # sh -n's message
+        self.assertNotIn(str(self.tmp), steps["05_fake"]["compile"]["error"])
+        self.assertEqual({c["status"] for c in steps["05_fake"]["cases"]}, {"not run"})
+
+        out = self.tmp / "out"
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab.write_outputs(record, out)
+        results = {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]}
+        self.assertEqual(results["02_fake: performance"], 30)  # 95% of the reference
+        self.assertEqual(results["04_fake: correctness, standard cases"], 30)  # 2 of 3 standard cases: 45 · 2/3
+        self.assertEqual(results["04_fake: performance"], 0)
+        self.assertEqual(results["05_fake: correctness, standard cases"], 0)
+        self.assertTrue((out / "logs" / "reference-build.log").is_file())
 
 
 class GradeCommandLineTest(unittest.TestCase):
