@@ -144,7 +144,8 @@ def lab_guide(root, kernels, rubric):
             lines.append(f"- line {line}: " + " ".join(region.instruction))
             shift += (region.end_line - region.begin_line + 1) - len(region.instruction)
         lines.append("")
-        lines.append("Until you do, the step compiles and its tests fail.")
+        lines.append("Until you do, the step compiles (nvcc warns about variables declared but never referenced: "
+                     "they are what the TODOs need) and its tests fail.")
         lines.append("")
     lines += [
         "Only these files are graded: " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + ". Edits anywhere else "
@@ -190,7 +191,7 @@ def lab_guide(root, kernels, rubric):
         "The score follows the course's rubric:",
         "",
         f"- correctness, {rubric['correctness']['points']} points per step: the share of cases that pass, the "
-        "standard ones above and cases of the instructor's that you do not see;",
+        "standard ones above and, in the course's grading, cases of the instructor's that you do not see;",
         f"- compute-sanitizer, {rubric['sanitizer']['points']} points: {' and '.join(rubric['sanitizer']['tools'])} "
         "on two odd shapes come out clean"
         + (" (once at least one correctness case passes)" if rubric["sanitizer"]["requires_a_passing_case"] else "")
