@@ -137,7 +137,8 @@ def command_check(args):
             continue
         leaks = release.Plan(source, [step], rubric).leaks()
         lines = sum(len(r.solution) for r in regions)
-        print(f"{step}: {len(regions)} region(s), {lines} solution line(s)" + (f", {len(leaks)} LEAK(S)" if leaks else ""))
+        leak_count = f", {len(leaks)} LEAK(S)" if leaks else ""
+        print(f"{step}: {len(regions)} region(s), {lines} solution line(s){leak_count}")
         for leak in leaks:
             print(f"  {leak}")
         problems += len(leaks)

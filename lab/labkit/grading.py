@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,7 +152,8 @@ def first_compiler_error(output, tree):
         if COMPILER_ERROR.search(line) and not BUILD_TOOL_LINE.match(line.strip()):
             shown = [line.rstrip()]
             for following in lines[index + 1:index + 3]:
-                if not following.strip() or COMPILER_ERROR.search(following) or BUILD_TOOL_LINE.match(following.strip()):
+                if (not following.strip() or COMPILER_ERROR.search(following)
+                        or BUILD_TOOL_LINE.match(following.strip())):
                     break
                 shown.append(following.rstrip())
             return "\n".join(shown)
@@ -485,7 +485,8 @@ class Grader:
         for step in self.steps:
             if not compiled[step][0]:
                 log(f"{step}: does not compile")
-                results[step]["cases"] = [dict(c.as_record(), status="not run", detail="did not compile") for c in cases]
+                results[step]["cases"] = [dict(c.as_record(), status="not run", detail="did not compile")
+                                          for c in cases]
 
         runnable = [s for s in self.steps if compiled[s][0]]
         case_results, hung = self.run_cases(submission, {s: cases for s in runnable})
@@ -512,7 +513,8 @@ class Grader:
                                                         ("a case timed out" if step in hung else "no case passes"))
                 continue
             reference_exe = None if step in self.self_check_steps else reference.executable(step)
-            log(f"{step}: timing the submission" + (", the reference solution" if reference_exe else "") + " and cuBLAS")
+            log(f"{step}: timing the submission" + (", the reference solution" if reference_exe else "")
+                + " and cuBLAS")
             perf, gpu = measure_step(submission.executable(step), reference_exe, self.rubric, scratch,
                                      self.timeouts["performance"])
             results[step]["performance"] = perf

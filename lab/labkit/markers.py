@@ -79,8 +79,8 @@ def parse_regions(text, path):
             regions.append(current)
             current = None
         elif LOOKS_LIKE_MARKER.search(line):
-            raise MarkerError(path, number, "not a LAB marker: markers are whole lines, exactly "
-                                            "'// LAB BEGIN: <instruction>', '// LAB: <more instruction>' or '// LAB END'")
+            raise MarkerError(path, number, "not a LAB marker: markers are whole lines, exactly '// LAB BEGIN: "
+                                            "<instruction>', '// LAB: <more instruction>' or '// LAB END'")
         elif current:
             current.solution.append(line)
             instruction_open = False

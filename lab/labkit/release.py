@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from . import markers
-from .steps import KERNEL, NOT_RELEASED, RELEASE_RECORD, regions_of, repository_files
+from .steps import KERNEL, NOT_RELEASED, RELEASE_RECORD, repository_files
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
 # or branch headers without a statement. Everything else inside a region must not survive.

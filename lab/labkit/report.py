@@ -76,7 +76,8 @@ def score_step(result, rubric):
             output = not_compiled
         else:
             # The instructor's cases stay hidden: students see how many passed, not the shapes.
-            lines = [_case_line(i, c, source == "standard") for i, c in enumerate(mine, start=1) if c["status"] != "pass"]
+            lines = [_case_line(i, c, source == "standard") for i, c in enumerate(mine, start=1)
+                     if c["status"] != "pass"]
             output = "\n".join([f"{ok} of {count} {title} pass"] + lines)
         visibility = rubric["instructor_cases_visibility"] if source == "instructor" else "visible"
         scored.parts.append(Part(f"{step}: correctness, {title}", _round(share * ok / count) if count else 0.0,
@@ -112,7 +113,8 @@ def score_step(result, rubric):
         score, output = 0.0, not_compiled
     elif passed < total:
         score, output = 0.0, f"no points: {total - passed} correctness case(s) fail"
-    elif perf.get("submission_check") != "PASS" or not perf.get("submission_tflops") or not perf.get("reference_tflops"):
+    elif not (perf.get("submission_check") == "PASS" and perf.get("submission_tflops")
+              and perf.get("reference_tflops")):
         score, output = 0.0, "no points: " + (perf.get("note") or "the performance run did not complete")
     else:
         ratio = perf["submission_tflops"] / perf["reference_tflops"]
@@ -211,7 +213,8 @@ def _step_section(result, scored):
               "| # | from | case | result | first wrong element or error |", "|---:|---|---|---|---|"]
     for number, case in enumerate(cases, start=1):
         result_cell = "pass" if case["status"] == "pass" else f"**{case['status'].upper()}**"
-        lines.append(f"| {number} | {case['source']} | {case_label(case)} | {result_cell} | {_cell(case.get('detail', ''))} |")
+        detail = _cell(case.get("detail", ""))
+        lines.append(f"| {number} | {case['source']} | {case_label(case)} | {result_cell} | {detail} |")
     lines.append("")
     runs = result.get("sanitizer", [])
     lines += ["### compute-sanitizer", ""]

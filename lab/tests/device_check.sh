@@ -73,87 +73,75 @@ out = Path(sys.argv[1])
 failures = 0
 
 
-def load(name):
-    exit_code = int((out / f"{name}.exit").read_text())
-    if exit_code != 0:
-        return exit_code, None, None
-    return 0, json.loads((out / name / "results.json").read_text()), json.loads((out / name / "grading.json").read_text())
-
-
-def verdict(ok, text):
+def check(name, title, evaluate):
+    """Prints PASS or FAIL and what evaluate(results.json, grading.json) found for grading NAME."""
     global failures
+    code = int((out / f"{name}.exit").read_text())
+    if code == 0:
+        results = json.loads((out / name / "results.json").read_text())
+        record = json.loads((out / name / "grading.json").read_text())
+        ok, text = evaluate(results, record, {s["step"]: s for s in record["steps"]})
+    else:
+        ok, text = False, f"lab.py exited {code} (see {out}/{name}.stderr)"
     failures += not ok
-    print(f"{'PASS' if ok else 'FAIL'}  {text}")
-
-
-def step_tests(results, step):
-    return [t for t in results["tests"] if t["name"].startswith(step + ":")]
+    print(f"{'PASS' if ok else 'FAIL'}  {title}: {text}")
 
 
 def step_score(results, step):
-    tests = step_tests(results, step)
+    tests = [t for t in results["tests"] if t["name"].startswith(step + ":")]
     return sum(t["score"] for t in tests), sum(t["max_score"] for t in tests)
 
 
-print()
-code, results, record = load("self")
-if results is None:
-    verdict(False, f"1. reference vs itself: lab.py exited {code} (see {out}/self.stderr)")
-else:
+def full_marks(results, record, steps):
     maximum = sum(t["max_score"] for t in results["tests"])
     short = [f"{t['name']} {t['score']}/{t['max_score']}" for t in results["tests"] if t["score"] != t["max_score"]]
-    verdict(results["score"] == maximum and not short,
-            f"1. reference vs itself: {results['score']:g} of {maximum:g} over {len(record['steps'])} steps"
-            + (f"; short: {'; '.join(short)}" if short else ""))
     speeds = ", ".join(f"{s['step']} {100 * s['performance']['submission_tflops'] / s['performance']['reference_tflops']:.0f}%"
                        for s in record["steps"] if s["performance"].get("reference_tflops"))
-    print(f"      speed of the submission against the reference: {speeds}")
+    return (results["score"] == maximum and not short,
+            f"{results['score']:g} of {maximum:g} over {len(steps)} steps" + (f"; short: {'; '.join(short)}" if short else "")
+            + f"\n      speed against the reference: {speeds}")
 
-code, results, record = load("release")
-if results is None:
-    verdict(False, f"2. unmodified release: lab.py exited {code} (see {out}/release.stderr)")
-else:
+
+def release_scores_nothing(results, record, steps):
     correctness = sum(t["score"] for t in results["tests"] if "correctness" in t["name"])
     statuses = sorted({c["status"] for s in record["steps"] for c in s["cases"]})
     compiled = all(s["compile"]["ok"] for s in record["steps"])
-    verdict(correctness == 0 and statuses == ["fail"] and compiled,
-            f"2. unmodified release: correctness {correctness:g}, total {results['score']:g}; every step compiled: "
-            f"{compiled}; case results: {', '.join(statuses)} (a wrong result, no crash, error or timeout)")
+    return (correctness == 0 and statuses == ["fail"] and compiled,
+            f"correctness {correctness:g}, total {results['score']:g}; every step compiled: {compiled}; "
+            f"case results: {', '.join(statuses)} (wrong results; no crash, CUDA error or timeout)")
 
-code, results, record = load("bug")
-if results is None:
-    verdict(False, f"3. planted bug: lab.py exited {code} (see {out}/bug.stderr)")
-else:
-    steps = {s["step"]: s for s in record["steps"]}
+
+def bug_loses_its_cases(results, record, steps):
     cases = steps["04_outer_product"]["cases"]
     failing = [c for c in cases if c["status"] != "pass"]
     expected = [c for c in cases if c["beta"] != 0]
     exact = failing == expected and all(c["status"] == "fail" for c in failing)
-    other, other_max = step_score(results, "02_block_tiling")
     score, score_max = step_score(results, "04_outer_product")
-    verdict(exact and other == other_max,
-            f"3. planted bug in 04: {len(failing)} of {len(cases)} cases fail, "
-            f"{'exactly' if exact else 'NOT exactly'} the {len(expected)} with beta != 0 "
-            f"({sum(c['source'] == 'instructor' for c in failing)} of them instructor cases); 04 scores "
-            f"{score:g}/{score_max:g}; 02 beside it {other:g}/{other_max:g}")
-    if failing:
-        print(f"      e.g. {failing[0]['m']}x{failing[0]['n']}x{failing[0]['k']} beta={failing[0]['beta']:g}: "
-              f"{failing[0]['detail']}")
+    other, other_max = step_score(results, "02_block_tiling")
+    example = (f"\n      e.g. {failing[0]['m']}x{failing[0]['n']}x{failing[0]['k']} beta={failing[0]['beta']:g}: "
+               f"{failing[0]['detail']}") if failing else ""
+    return (exact and other == other_max,
+            f"{len(failing)} of {len(cases)} cases of 04 fail, {'exactly' if exact else 'NOT exactly'} the "
+            f"{len(expected)} with beta != 0 ({sum(c['source'] == 'instructor' for c in failing)} of them "
+            f"instructor cases); 04 scores {score:g}/{score_max:g}, 02 beside it {other:g}/{other_max:g}{example}")
 
-code, results, record = load("broken")
-if results is None:
-    verdict(False, f"4. does not compile: lab.py exited {code} (see {out}/broken.stderr)")
-else:
-    steps = {s["step"]: s for s in record["steps"]}
+
+def compile_error_reported(results, record, steps):
     error = steps["03_thread_coarsening"]["compile"]["error"]
-    score, score_max = step_score(results, "03_thread_coarsening")
-    other, other_max = step_score(results, "05_wmma")
     report = (out / "broken" / "report.md").read_text()
     readable = error.startswith("03_thread_coarsening/kernel.cu(") and "acc2" in error and error in report
-    verdict(score == 0 and readable and other == other_max,
-            f"4. 03 does not compile: 03 scores {score:g}/{score_max:g}, 05 beside it {other:g}/{other_max:g}; "
-            f"report.md shows: {error.splitlines()[0] if error else '(no error)'}")
+    score, score_max = step_score(results, "03_thread_coarsening")
+    other, other_max = step_score(results, "05_wmma")
+    return (score == 0 and readable and other == other_max,
+            f"03 scores {score:g}/{score_max:g}, 05 beside it {other:g}/{other_max:g}; report.md shows: "
+            + (error.splitlines()[0] if error else "(no error)"))
 
+
+print()
+check("self", "1. reference vs itself", full_marks)
+check("release", "2. unmodified release", release_scores_nothing)
+check("bug", "3. planted bug in 04", bug_loses_its_cases)
+check("broken", "4. 03 does not compile", compile_error_reported)
 print(f"\nreports: {out}/{{self,release,bug,broken}}/report.md")
 sys.exit(1 if failures else 0)
 EOF

@@ -11,14 +11,11 @@ import contextlib
 import io
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
-REPOSITORY = LAB.parent
-sys.path.insert(0, str(LAB))
+from lab_test_support import REPOSITORY
 
 from labkit import grading, release  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -18,11 +17,9 @@ import time
 import unittest
 from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
-REPOSITORY = LAB.parent
-sys.path.insert(0, str(LAB))
+from lab_test_support import LAB, REPOSITORY, TemporaryFolderTest, executable, write_tree
 
-import lab  # noqa: E402
+import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
 from labkit import grading  # noqa: E402
 from labkit.cases import Case, parse_cases  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
@@ -36,19 +33,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$m" in
-  31) echo "GPU 0: fake" ; echo "02_fake: error: check failed: 7 element(s) outside the error bound; first at (row 2, col 3): expected 1.5, obtained 0" >&2; exit 1 ;;
+  31) echo "02_fake: error: check failed: 7 element(s) outside the error bound;" \
+          "first at (row 2, col 3): expected 1.5, obtained 0" >&2; exit 1 ;;
   127) echo "02_fake: error: CUDA error at kernel.cu:12: an illegal memory access was encountered" >&2; exit 5 ;;
   4097) kill -SEGV $$ ;;
   65) sleep 30 & sleep 30 ;;
   *) exit 0 ;;
 esac
 """
-
-
-def executable(path, text):
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC | stat.S_IXGRP | stat.S_IXOTH)
-    return path
 
 
 class FakeBuild:
@@ -124,7 +116,8 @@ class CaseResultTest(unittest.TestCase):
              ("error", "CUDA error: CUDA error at k.cu:3: unspecified launch failure")),
             (grading.Outcome(-11, "", ""), ("crash", "killed by SIGSEGV")),
             (grading.Outcome(-6, "", "terminate called\n"), ("crash", "killed by SIGABRT after: terminate called")),
-            (grading.Outcome(3, "", "02_x: error: 9x9x9 needs 1 bytes\n"), ("crash", "exit code 3: 9x9x9 needs 1 bytes")),
+            (grading.Outcome(3, "", "02_x: error: 9x9x9 needs 1 bytes\n"),
+             ("crash", "exit code 3: 9x9x9 needs 1 bytes")),
             (grading.Outcome(None, "", "", timed_out=True),
              ("timeout", "stopped after 60 s: the kernel hangs or is far too slow")),
         ]
@@ -147,14 +140,11 @@ class RunTest(unittest.TestCase):
         self.assertIn("cannot run /nonexistent/step", outcome.stderr)
 
 
-class RunCasesTest(unittest.TestCase):
+class RunCasesTest(TemporaryFolderTest):
     def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
+        super().setUp()
         self.build = FakeBuild({"02_fake": executable(self.tmp / "02_fake", FAKE_STEP),
                                 "04_fake": executable(self.tmp / "04_fake", FAKE_STEP)})
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
 
     def grader(self, jobs):
         return grading.Grader(self.tmp, self.tmp, ["02_fake", "04_fake"], rubric_with(case=1), [], self.tmp, jobs)
@@ -236,19 +226,15 @@ class SanitizerTest(unittest.TestCase):
         self.assertIn("compute-sanitizer not found", str(caught.exception))
 
 
-class PerformanceTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class PerformanceTest(TemporaryFolderTest):
     def fake(self, name, tflops, cublas, status="PASS", code=0):
         """Appends one CSV row like the harness (only the columns the grader reads), then exits."""
         script = f"""#!/bin/sh
 while [ $# -gt 0 ]; do case "$1" in --csv) csv="$2"; shift ;; esac; shift; done
-count=$(cat "{self.tmp}/{name}.count" 2>/dev/null || echo 0); count=$((count + 1)); echo $count > "{self.tmp}/{name}.count"
-printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,%s,%s,{status}\\n' "$(echo {tflops} | cut -d, -f$count)" {cublas} > "$csv"
+count=$(cat "{self.tmp}/{name}.count" 2>/dev/null || echo 0); count=$((count + 1))
+echo $count > "{self.tmp}/{name}.count"
+this_run=$(echo {tflops} | cut -d, -f$count)
+printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,%s,%s,{status}\\n' "$this_run" {cublas} > "$csv"
 exit {code}
 """
         return executable(self.tmp / name, script)
@@ -257,7 +243,8 @@ exit {code}
         sub, ref = self.fake("sub", "7.5,8.0", 50.0), self.fake("ref", "8.25,8.2", 51.0)
         perf, gpu = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10)
         self.assertEqual(gpu, "Fake GPU")
-        self.assertEqual((perf["submission_tflops"], perf["reference_tflops"], perf["cublas_tflops"]), (8.0, 8.25, 51.0))
+        self.assertEqual((perf["submission_tflops"], perf["reference_tflops"], perf["cublas_tflops"]),
+                         (8.0, 8.25, 51.0))
         self.assertEqual(perf["submission_check"], "PASS")
         self.assertEqual((self.tmp / "sub.count").read_text().strip(), "2")  # the rubric's 2 rounds each
 
@@ -319,13 +306,7 @@ class CompilerErrorTest(unittest.TestCase):
         self.assertEqual(grading.first_compiler_error("gmake: *** [all] Error 2\n", "/t"), "")
 
 
-class SubmissionFilesTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class SubmissionFilesTest(TemporaryFolderTest):
     def test_kernel_directly_or_one_folder_down_or_missing_or_ambiguous(self):
         sub = self.tmp / "sub"
         (sub / "02_x").mkdir(parents=True)
@@ -383,8 +364,9 @@ printf '1 1 1 1 0 random\\n31 33 17 0.75 -0.5 random\\n127 129 67 -1.25 0 nan\\n
 
 def fake_kernel(tflops, ignores_beta=False):
     """A step executable: right unless it ignores beta (then every case with beta != 0 fails)."""
-    wrong = ('if [ "$beta" != 0 ] && [ "$beta" != 0.0 ]; then echo "x: error: check failed: 9 element(s) outside '
-             'the error bound; first at (row 0, col 0): expected 1, obtained 2" >&2; exit 1; fi') if ignores_beta else ""
+    wrong = ('if [ "$beta" != 0 ] && [ "$beta" != 0.0 ]; then echo "x: error: check failed: 9 element(s) '
+             'outside the error bound; first at (row 0, col 0): expected 1, obtained 2" >&2; exit 1; fi')
+    wrong = wrong if ignores_beta else ""
     return f"""#!/bin/sh
 beta=0; csv=""
 while [ $# -gt 0 ]; do case "$1" in --beta) beta="$2"; shift ;; --csv) csv="$2"; shift ;; esac; shift; done
@@ -394,26 +376,19 @@ exit 0
 """
 
 
-class EndToEndWithFakesTest(unittest.TestCase):
+class EndToEndWithFakesTest(TemporaryFolderTest):
     def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
+        super().setUp()
         self.reference, self.submission = self.tmp / "reference", self.tmp / "submission"
         files = {"CMakeLists.txt": FAKE_PROJECT, "gpu_tests/kernel.cu": FAKE_GPU_TESTS,
                  "02_fake/kernel.cu": fake_kernel(10), "04_fake/kernel.cu": fake_kernel(20),
                  "05_fake/kernel.cu": fake_kernel(30)}
-        for path, text in files.items():
-            (self.reference / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.reference / path).write_text(text)
+        write_tree(self.reference, files)
         # Only kernels are taken: the submission's CMakeLists.txt would break the build if it were used.
         submitted = {"CMakeLists.txt": "this is not CMake\n", "02_fake/kernel.cu": fake_kernel(9.5),
                      "04_fake/kernel.cu": fake_kernel(20, ignores_beta=True),
                      "05_fake/kernel.cu": "#!/bin/sh\nif then fi\n"}
-        for path, text in submitted.items():
-            (self.submission / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.submission / path).write_text(text)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
+        write_tree(self.submission, submitted)
 
     def test_grade_and_score(self):
         rubric = rubric_with(case=10, sanitizer=10, performance=10, build=120)
@@ -448,13 +423,7 @@ class EndToEndWithFakesTest(unittest.TestCase):
         self.assertTrue((out / "logs" / "reference-build.log").is_file())
 
 
-class GradeCommandLineTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class GradeCommandLineTest(TemporaryFolderTest):
     def test_no_gpu_is_exit_77_with_one_line(self):
         code, _, err = run_lab("grade", "--submission", REPOSITORY, "--steps", "02", "--out", self.tmp / "g",
                                env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))

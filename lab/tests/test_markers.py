@@ -2,13 +2,9 @@
 
 Run from anywhere:  python3 -m unittest discover -s lab/tests -v
 """
-import sys
 import unittest
-from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
-REPOSITORY = LAB.parent
-sys.path.insert(0, str(LAB))
+from lab_test_support import REPOSITORY
 
 from labkit.markers import MarkerError, parse_regions, student_version  # noqa: E402
 from labkit.steps import discover_steps, regions_of  # noqa: E402

@@ -6,18 +6,12 @@ Run from anywhere:  python3 -m unittest discover -s lab/tests -v
 import contextlib
 import io
 import json
-import shutil
 import subprocess
-import sys
-import tempfile
 import unittest
-from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
-REPOSITORY = LAB.parent
-sys.path.insert(0, str(LAB))
+from lab_test_support import REPOSITORY, TemporaryFolderTest, write_tree
 
-import lab  # noqa: E402
+import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
 from labkit import release  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import discover_steps, regions_of, repository_files  # noqa: E402
@@ -45,16 +39,9 @@ def run_lab(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
-def write(root, files):
-    for path, text in files.items():
-        target = Path(root) / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-
-
 def small_tree(root):
     """A worklog-shaped tree with the things a copy must leave out."""
-    write(root, {
+    write_tree(root, {
         "CMakeLists.txt": "# top\n",
         "README.md": "# worklog\n",
         "01_alpha/kernel.cu": KERNEL_WITH_REGION,
@@ -71,15 +58,19 @@ def small_tree(root):
     })
 
 
-class CopyTest(unittest.TestCase):
+class SmallTreeTest(TemporaryFolderTest):
+    """self.source: a small_tree() in self.tmp."""
+
     def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
+        super().setUp()
         self.source = self.tmp / "source"
         small_tree(self.source)
-        self.rubric = load_rubric()
 
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
+
+class CopyTest(SmallTreeTest):
+    def setUp(self):
+        super().setUp()
+        self.rubric = load_rubric()
 
     def test_copy_leaves_out_git_build_trees_earlier_copies_and_the_kit_tests(self):
         out = self.tmp / "copy"
@@ -101,8 +92,8 @@ class CopyTest(unittest.TestCase):
 
     def test_git_tree_copies_what_git_lists(self):
         source = self.tmp / "gitsource"
-        write(source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION, ".gitignore": "ignored.txt\n",
-                       "ignored.txt": "local notes\n", "untracked.md": "new\n", "tracked.md": "old\n"})
+        write_tree(source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION, ".gitignore": "ignored.txt\n",
+                            "ignored.txt": "local notes\n", "untracked.md": "new\n", "tracked.md": "old\n"})
         try:
             subprocess.run(["git", "init", "-q", str(source)], check=True, capture_output=True)
             subprocess.run(["git", "-C", str(source), "add", "tracked.md", ".gitignore", "01_alpha"], check=True,
@@ -130,17 +121,9 @@ class CopyTest(unittest.TestCase):
         self.assertIn("-L sanitize", guide)
 
 
-class LeakTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-        self.source = self.tmp / "source"
-        small_tree(self.source)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class LeakTest(SmallTreeTest):
     def test_solution_line_elsewhere_in_the_tree_is_a_leak_and_nothing_is_written(self):
-        write(self.source, {"common/notes.md": "Hint:\n    for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"})
+        write_tree(self.source, {"common/notes.md": "Hint:\n    for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"})
         out = self.tmp / "copy"
         with self.assertRaises(release.LeakError) as caught:
             release.release(self.source, ["01_alpha"], out, load_rubric())
@@ -151,39 +134,31 @@ class LeakTest(unittest.TestCase):
         self.assertEqual([p.name for p in self.tmp.iterdir()], ["source"])  # no partial copy left behind
 
     def test_instruction_quoting_the_solution_is_a_leak(self):
-        write(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION.replace(
+        write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION.replace(
             "Sum the row of A into acc.", "write: for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;")})
         leaks = release.Plan(self.source, ["01_alpha"], load_rubric()).leaks()
         self.assertTrue(any(leak.startswith("01_alpha/kernel.cu:4: // TODO: write:") for leak in leaks), leaks)
         self.assertTrue(any(leak.startswith("LAB.md:") for leak in leaks), leaks)
 
     def test_same_code_with_another_comment_or_spacing_is_a_leak(self):
-        write(self.source, {"common/copy.cu": "for (int i = 0;  i < 8; ++i)   acc += a[i] * 2.0f; // mine\n"})
+        write_tree(self.source, {"common/copy.cu": "for (int i = 0;  i < 8; ++i)   acc += a[i] * 2.0f; // mine\n"})
         self.assertEqual(len(release.Plan(self.source, ["01_alpha"], load_rubric()).leaks()), 1)
 
     def test_trivial_lines_are_not_leaks(self):
         kernel = KERNEL_WITH_REGION.replace("  for (int i", "#pragma unroll\n  __syncthreads();\n  }\n  for (int i")
-        write(self.source, {"01_alpha/kernel.cu": kernel,
-                            "common/other.cu": "#pragma unroll\n__syncthreads();\n}\n"})
+        write_tree(self.source, {"01_alpha/kernel.cu": kernel,
+                                 "common/other.cu": "#pragma unroll\n__syncthreads();\n}\n"})
         self.assertEqual(release.Plan(self.source, ["01_alpha"], load_rubric()).leaks(), [])
 
     def test_check_command_reports_the_leak_and_fails(self):
-        write(self.source, {"common/notes.md": "for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"})
+        write_tree(self.source, {"common/notes.md": "for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"})
         code, out, _ = run_lab("check", "--source", self.source)
         self.assertEqual(code, 1)
         self.assertIn("01_alpha: 1 region(s), 1 solution line(s), 1 LEAK(S)", out)
         self.assertIn("02_beta: no LAB regions", out)
 
 
-class CommandLineTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-        self.source = self.tmp / "source"
-        small_tree(self.source)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class CommandLineTest(SmallTreeTest):
     def test_release_writes_and_reports(self):
         code, out, err = run_lab("release", "--source", self.source, "--steps", "01", "--out", self.tmp / "c")
         self.assertEqual((code, err), (0, ""))
@@ -209,13 +184,13 @@ class CommandLineTest(unittest.TestCase):
                 self.assertFalse((self.tmp / "new").exists())
 
     def test_malformed_marker_is_exit_1_with_file_and_line(self):
-        write(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION.replace("  // LAB END\n", "")})
+        write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION.replace("  // LAB END\n", "")})
         code, _, err = run_lab("release", "--source", self.source, "--steps", "01", "--out", self.tmp / "c")
         self.assertEqual(code, 1)
         self.assertIn("01_alpha/kernel.cu:4: LAB BEGIN is never closed by a // LAB END", err)
 
 
-class RepositoryReleaseTest(unittest.TestCase):
+class RepositoryReleaseTest(TemporaryFolderTest):
     """Releasing this repository's steps, each alone and all together, leaks no solution line."""
 
     def test_each_step_alone_and_all_together(self):
@@ -226,22 +201,18 @@ class RepositoryReleaseTest(unittest.TestCase):
                 self.assertEqual(release.Plan(REPOSITORY, chosen, rubric).leaks(), [])
 
     def test_release_of_every_step_on_disk(self):
-        tmp = Path(tempfile.mkdtemp())
-        try:
-            code, _, err = run_lab("release", "--steps", "all", "--out", tmp / "copy")
-            self.assertEqual(code, 0, err)
-            copy = tmp / "copy"
-            self.assertFalse((copy / ".git").exists())
-            self.assertFalse((copy / "lab" / "tests").exists())
-            self.assertFalse(any((p / "CMakeCache.txt").exists() for p in copy.rglob("*") if p.is_dir()))
-            for step in json.loads((copy / "lab" / "released.json").read_text())["steps"]:
-                kernel = (copy / step / "kernel.cu").read_text()
-                self.assertIn("// TODO: ", kernel)
-                self.assertNotIn("LAB BEGIN", kernel)
-            self.assertEqual((copy / "common" / "harness.cu").read_bytes(),
-                             (REPOSITORY / "common" / "harness.cu").read_bytes())
-        finally:
-            shutil.rmtree(tmp)
+        copy = self.tmp / "copy"
+        code, _, err = run_lab("release", "--steps", "all", "--out", copy)
+        self.assertEqual(code, 0, err)
+        self.assertFalse((copy / ".git").exists())
+        self.assertFalse((copy / "lab" / "tests").exists())
+        self.assertFalse(any((p / "CMakeCache.txt").exists() for p in copy.rglob("*") if p.is_dir()))
+        for step in json.loads((copy / "lab" / "released.json").read_text())["steps"]:
+            kernel = (copy / step / "kernel.cu").read_text()
+            self.assertIn("// TODO: ", kernel)
+            self.assertNotIn("LAB BEGIN", kernel)
+        self.assertEqual((copy / "common" / "harness.cu").read_bytes(),
+                         (REPOSITORY / "common" / "harness.cu").read_bytes())
 
 
 if __name__ == "__main__":

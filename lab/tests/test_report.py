@@ -6,17 +6,11 @@ Run from anywhere:  python3 -m unittest discover -s lab/tests -v
 import contextlib
 import io
 import json
-import shutil
-import sys
-import tempfile
 import unittest
-from pathlib import Path
 
-LAB = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(LAB))
+from lab_test_support import FIXTURES, TemporaryFolderTest
 
-import lab  # noqa: E402
+import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
 from labkit import report  # noqa: E402
 from labkit.rubric import load_rubric, performance_fraction  # noqa: E402
 from labkit.steps import UsageError  # noqa: E402
@@ -161,13 +155,7 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertIn('03_thread_coarsening/kernel.cu(73): error: identifier "acc2" is undefined', self.text)
 
 
-class RubricFileTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp())
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
+class RubricFileTest(TemporaryFolderTest):
     def rubric_file(self, text):
         path = self.tmp / "rubric.json"
         path.write_text(text, encoding="utf-8")
@@ -205,17 +193,13 @@ class RubricFileTest(unittest.TestCase):
                 self.assertIn(message, str(caught.exception))
 
 
-class WriteOutputsTest(unittest.TestCase):
+class WriteOutputsTest(TemporaryFolderTest):
     def test_three_files_from_one_record(self):
-        tmp = Path(tempfile.mkdtemp())
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                lab.write_outputs(load("grading_mixed.json"), tmp)
-            self.assertEqual(sorted(p.name for p in tmp.iterdir()), ["grading.json", "report.md", "results.json"])
-            self.assertEqual(json.loads((tmp / "results.json").read_text())["score"], 211.15)
-            self.assertEqual(json.loads((tmp / "grading.json").read_text()), load("grading_mixed.json"))
-        finally:
-            shutil.rmtree(tmp)
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab.write_outputs(load("grading_mixed.json"), self.tmp)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["grading.json", "report.md", "results.json"])
+        self.assertEqual(json.loads((self.tmp / "results.json").read_text())["score"], 211.15)
+        self.assertEqual(json.loads((self.tmp / "grading.json").read_text()), load("grading_mixed.json"))
 
 
 if __name__ == "__main__":
