@@ -379,17 +379,18 @@ class Grader:
     # -- the submission ---------------------------------------------------------------------------
 
     def build_submission(self, log_dir, options=()):
-        """{step: (compiled, first error)} and the Build; each step compiles or fails on its own."""
+        """The Build, and per step {"ok", "error", "reason"}: each step compiles or fails on its own;
+        reason says why one failed ("no kernel" in the submission, "compiler")."""
         kernels, results = {}, {}
         for step in self.steps:
             path, problem = find_submission_kernel(self.submission, step)
             if path is None:
-                results[step] = (False, problem)
+                results[step] = {"ok": False, "error": problem, "reason": "no kernel"}
                 continue
             try:
                 kernels[f"{step}/{KERNEL}"] = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
-                results[step] = (False, f"cannot read {path}: {e}")
+                results[step] = {"ok": False, "error": f"cannot read {path}: {e}", "reason": "no kernel"}
         tree = self.work / "submission-tree"
         sync_tree(self.reference, tree, kernels)
         build = Build(tree, self.work / "submission-build", log_dir, self.build_jobs)
@@ -408,14 +409,13 @@ class Grader:
             build.build("submission-build", targets, self.timeouts["build"], keep_going=True)
         for step in targets:
             if build.executable(step).is_file():
-                results[step] = (True, "")
+                results[step] = {"ok": True, "error": "", "reason": ""}
                 continue
             # Again alone, so that the error shown is this step's own.
             alone = build.build(f"submission-build-{step}", [step], self.timeouts["build"])
-            if alone.timed_out:
-                results[step] = (False, f"the build was stopped after {self.timeouts['build']:g} s")
-            else:
-                results[step] = (False, first_compiler_error(alone.output, tree) or alone.output.strip()[-1500:])
+            error = (f"the build was stopped after {self.timeouts['build']:g} s" if alone.timed_out
+                     else first_compiler_error(alone.output, tree) or alone.output.strip()[-1500:])
+            results[step] = {"ok": False, "error": error, "reason": "compiler"}
         return build, results
 
     # -- the runs ---------------------------------------------------------------------------------
@@ -478,17 +478,17 @@ class Grader:
         submission, compiled = self.build_submission(log_dir)
 
         results = {step: {"step": step, "self_check": step in self.self_check_steps,
-                          "compile": {"ok": compiled[step][0], "error": compiled[step][1]},
+                          "compile": compiled[step],
                           "cases": [], "sanitizer": [], "sanitizer_note": "",
                           "performance": {"size": self.rubric["performance"]["size"], "note": ""}}
                    for step in self.steps}
         for step in self.steps:
-            if not compiled[step][0]:
+            if not compiled[step]["ok"]:
                 log(f"{step}: does not compile")
                 results[step]["cases"] = [dict(c.as_record(), status="not run", detail="did not compile")
                                           for c in cases]
 
-        runnable = [s for s in self.steps if compiled[s][0]]
+        runnable = [s for s in self.steps if compiled[s]["ok"]]
         case_results, hung = self.run_cases(submission, {s: cases for s in runnable})
         for step in runnable:
             results[step]["cases"] = case_results[step]

@@ -55,6 +55,11 @@ def case_label(case):
     return f"{case['m']}×{case['n']}×{case['k']}, α = {case['alpha']:g}, β = {case['beta']:g}{nan}"
 
 
+def _not_built(result):
+    """Why a step was not built: the compiler refused it, or the submission has no kernel for it."""
+    return "not built" if result["compile"].get("reason") == "no kernel" else "did not compile"
+
+
 def score_step(result, rubric):
     """The step's parts, scored by the rubric (see lab/README.md, "The rubric")."""
     step = result["step"]
@@ -62,7 +67,7 @@ def score_step(result, rubric):
     compiled = result["compile"]["ok"]
     cases = result.get("cases", [])
     passed, total = _case_counts(cases)
-    not_compiled = f"did not compile:\n{result['compile'].get('error', '')}".rstrip()
+    not_compiled = f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
 
     # Correctness: every case is worth the same share of the points, hidden ones included.
     points = rubric["correctness"]["points"]
@@ -204,7 +209,9 @@ def _step_section(result, scored):
         lines += ["This tree is a student copy without the reference solution of this step: performance is shown "
                   "against cuBLAS and scored by the instructor's grading.", ""]
     if not result["compile"]["ok"]:
-        lines += ["**Did not compile.** The compiler's first error:", "", "```",
+        headline = ("**Did not compile.** The compiler's first error:" if _not_built(result) == "did not compile"
+                    else "**Not built:** nothing to compile.")
+        lines += [headline, "", "```",
                   result["compile"].get("error", "").rstrip(), "```", ""]
         return lines
     cases = result.get("cases", [])

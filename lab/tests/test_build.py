@@ -56,13 +56,14 @@ class BuildTest(unittest.TestCase):
         grader = grading.Grader(submission, REPOSITORY, steps, load_rubric(), [], self.tmp / "work", jobs=2)
         with contextlib.redirect_stderr(io.StringIO()):
             build, compiled = grader.build_submission(self.tmp / "logs", ONE_ARCHITECTURE)
-        self.assertEqual(compiled["02_block_tiling"], (True, ""))
+        self.assertTrue(compiled["02_block_tiling"]["ok"])
         self.assertTrue(build.executable("02_block_tiling").is_file())
-        ok, error = compiled["03_thread_coarsening"]
-        self.assertFalse(ok)
+        error = compiled["03_thread_coarsening"]["error"]
+        self.assertEqual(compiled["03_thread_coarsening"]["reason"], "compiler")
         self.assertRegex(error, r'^03_thread_coarsening/kernel\.cu\(\d+\): error: identifier "acc2" is undefined')
         self.assertNotIn(str(self.tmp), error)
-        self.assertEqual(compiled["04_outer_product"], (False, "the submission has no 04_outer_product/kernel.cu"))
+        self.assertEqual(compiled["04_outer_product"], {"ok": False, "reason": "no kernel",
+                                                        "error": "the submission has no 04_outer_product/kernel.cu"})
         # Only the chosen kernels come from the submission: the rest of the scratch tree is the reference's.
         tree = self.tmp / "work" / "submission-tree"
         self.assertEqual((tree / "02_block_tiling" / "kernel.cu").read_bytes(),

@@ -154,6 +154,15 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertIn("**Did not compile.** The compiler's first error:", self.text)
         self.assertIn('03_thread_coarsening/kernel.cu(73): error: identifier "acc2" is undefined', self.text)
 
+    def test_missing_kernel_is_not_built_rather_than_a_compile_error(self):
+        record = load("grading_mixed.json")
+        record["steps"][1]["compile"] = {"ok": False, "reason": "no kernel",
+                                         "error": "the submission has no 03_thread_coarsening/kernel.cu"}
+        scores = report.score_record(record)
+        self.assertIn("**Not built:** nothing to compile.", report.markdown_report(record, scores))
+        self.assertEqual(parts_by_name(scores)["03_thread_coarsening: compute-sanitizer"].output,
+                         "not built:\nthe submission has no 03_thread_coarsening/kernel.cu")
+
 
 class RubricFileTest(TemporaryFolderTest):
     def rubric_file(self, text):
