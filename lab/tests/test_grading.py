@@ -431,6 +431,20 @@ class GradeCommandLineTest(TemporaryFolderTest):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("grading runs the kernels, so it needs a CUDA GPU", err)
 
+    def test_a_step_without_regions_is_not_graded_unless_it_was_handed_out(self):
+        reference = self.tmp / "reference"
+        write_tree(reference, {"02_beta/kernel.cu": "void g() {}\n", "03_gamma/kernel.cu": "void h() {}\n",
+                               "lab/released.json": '{"steps": ["03_gamma"]}'})
+        no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        code, _, err = run_lab("grade", "--submission", reference, "--reference", reference, "--steps", "02",
+                               "--out", self.tmp / "g", env=no_gpu)
+        self.assertEqual(code, 2, err)
+        self.assertIn("02_beta has no LAB regions", err)
+        # A student's own copy: 03 was handed out, so it is graded (here as far as the missing GPU allows).
+        code, _, err = run_lab("grade", "--submission", reference, "--reference", reference, "--steps", "all",
+                               "--out", self.tmp / "g", env=no_gpu)
+        self.assertEqual(code, 77, err)
+
     def test_bad_input_is_exit_2_before_anything_is_built(self):
         hidden = self.tmp / "hidden.txt"
         hidden.write_text("64 64 64 1 0\n64 64 x 1 0\n")
