@@ -130,10 +130,12 @@ def command_check(args):
     steps = resolve_steps(source, args.steps, require_regions=False)
     rubric = load_rubric()
     problems = 0
+    handed_out = released_steps(source)
     for step in steps:
         regions = regions_of(source, step)
         if not regions:
-            print(f"{step}: no LAB regions (it cannot be handed out)")
+            print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
+                                                if step in handed_out else "(it cannot be handed out)"))
             continue
         leaks = release.Plan(source, [step], rubric).leaks()
         lines = sum(len(r.solution) for r in regions)
