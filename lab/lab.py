@@ -34,7 +34,6 @@ from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, releas
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXIT_OK, EXIT_MARKERS_OR_LEAK, EXIT_BAD_ARGUMENT = 0, 1, 2
-EXIT_NO_DEVICE = 77
 
 
 def fail(message, code):
@@ -171,10 +170,11 @@ def command_grade(args):
         raise UsageError(f"--out {args.out} is not a folder")
     for tool in ("cmake", "ctest"):
         if not shutil.which(tool):
-            return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it", 3)
+            return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it",
+                        grading.EXIT_CANNOT_GRADE)
     devices, gpu = grading.cuda_devices()
     if devices == 0:
-        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", EXIT_NO_DEVICE)
+        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", grading.EXIT_NO_DEVICE)
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))

@@ -30,8 +30,10 @@ from .cases import parse_cases
 from .release import source_commit
 from .steps import KERNEL, repository_files
 
-# The step executables' exit codes (common/cli.hpp).
+# The step executables' exit codes (common/cli.hpp). grade exits with the last two too, meaning the
+# same, and with EXIT_CANNOT_GRADE when this machine cannot grade (lab.py's docstring lists them).
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_CUDA_ERROR, EXIT_UNSUPPORTED_GPU, EXIT_NO_DEVICE = 0, 1, 5, 4, 77
+EXIT_CANNOT_GRADE = 3
 CHECK_FAILED = re.compile(r"check failed: (\d+) element\(s\) outside the error bound; first at "
                           r"\(row (-?\d+), col (-?\d+)\): expected (\S+), obtained (\S+)")
 
@@ -247,7 +249,7 @@ def sanitizer_tests(build_dir, steps, tools, timeout):
     """{step: [(run name, command)]}: the sanitize.<tool>.<step>.* tests CTest knows in build_dir."""
     outcome = run(["ctest", "--test-dir", build_dir, "--show-only=json-v1"], timeout)
     if outcome.code != 0:
-        raise GradingError(f"ctest cannot list the sanitizer tests: {outcome.stderr.strip()}", 3)
+        raise GradingError(f"ctest cannot list the sanitizer tests: {outcome.stderr.strip()}", EXIT_CANNOT_GRADE)
     tests = {step: [] for step in steps}
     for test in json.loads(outcome.stdout).get("tests", []):
         found = SANITIZE_TEST.match(test.get("name", ""))
@@ -360,10 +362,11 @@ class Grader:
             outcome = reference.build("reference-build", [*self.steps, "gpu_tests"], self.timeouts["build"])
         if outcome.code != 0:
             error = first_compiler_error(outcome.output, self.reference) or outcome.output.strip()[-2000:]
-            raise GradingError(f"the reference tree does not build, so nothing can be graded:\n{error}", 3)
+            raise GradingError(f"the reference tree does not build, so nothing can be graded:\n{error}",
+                               EXIT_CANNOT_GRADE)
         listing = run([reference.executable("gpu_tests"), "--list-cases"], self.timeouts["case"])
         if listing.code != 0:
-            raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(), 3)
+            raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(), EXIT_CANNOT_GRADE)
         return reference, parse_cases(listing.stdout, "gpu_tests --list-cases", "standard")
 
     def check_gpu_runs(self, reference):
@@ -372,9 +375,9 @@ class Grader:
             probe = run([reference.executable(step), "--m", "1", "--n", "1", "--k", "1", "--warmup", "0",
                          "--iters", "1", "--no-cublas"], self.timeouts["case"])
             if probe.code == EXIT_UNSUPPORTED_GPU:
-                raise GradingError(f"this GPU cannot run {step}: {error_message(probe.stderr)}", 4)
+                raise GradingError(f"this GPU cannot run {step}: {error_message(probe.stderr)}", EXIT_UNSUPPORTED_GPU)
             if probe.code == EXIT_NO_DEVICE:
-                raise GradingError(f"no CUDA device: {error_message(probe.stderr)}", 77)
+                raise GradingError(f"no CUDA device: {error_message(probe.stderr)}", EXIT_NO_DEVICE)
 
     # -- the submission ---------------------------------------------------------------------------
 
@@ -397,11 +400,12 @@ class Grader:
         log(f"building the submission's kernels in {build.directory}")
         outcome = build.configure("submission", self.timeouts["build"], options)
         if outcome.code != 0:
-            raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:], 3)
+            raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:],
+                               EXIT_CANNOT_GRADE)
         sanitizer = _cache_value(build.directory, "COMPUTE_SANITIZER")
         if sanitizer is not None and sanitizer.endswith("NOTFOUND"):
             raise GradingError("compute-sanitizer is not installed (CMake did not find it next to nvcc): "
-                               "the sanitizer part of the rubric cannot be graded", 3)
+                               "the sanitizer part of the rubric cannot be graded", EXIT_CANNOT_GRADE)
         targets = [s for s in self.steps if s not in results]
         for step in targets:  # a failed build must not leave an earlier submission's executable behind
             build.executable(step).unlink(missing_ok=True)
@@ -465,7 +469,7 @@ class Grader:
             log(f"{step}: {sum(r['status'] == 'pass' for r in runs)} of {len(runs)} sanitizer runs clean")
             if any(r["status"] == "not run" for r in runs):
                 raise GradingError(f"the sanitizer tests were skipped on this machine: "
-                                   f"{next(r['detail'] for r in runs if r['status'] == 'not run')}", 3)
+                                   f"{next(r['detail'] for r in runs if r['status'] == 'not run')}", EXIT_CANNOT_GRADE)
         return results
 
     # -- all of it ----------------------------------------------------------------------------------
