@@ -67,8 +67,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     }
     __syncthreads();
 
-    // LAB BEGIN: For each i of the slice, update the thread's whole patch: acc[y][x] += A tile element of
-    // LAB: row ty + y·threads_y × B tile element of column tx + x·threads_x.
+    // LAB BEGIN: For each i of the slice, update the thread's whole patch: acc[y][x] belongs to row
+    // LAB: ty + y·threads_y and column tx + x·threads_x of the tile (as in the write-back below).
     // Compute: every thread updates its whole patch for each i of the slice.
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i)
