@@ -193,7 +193,7 @@ def lab_guide(root, kernels, rubric):
         f"- correctness, {rubric['correctness']['points']} points per step: the share of cases that pass, the "
         "standard ones above and, in the course's grading, cases of the instructor's that you do not see;",
         f"- compute-sanitizer, {rubric['sanitizer']['points']} points: {' and '.join(rubric['sanitizer']['tools'])} "
-        "on two odd shapes come out clean"
+        "on the odd shapes of the sanitizer tests above come out clean"
         + (" (once at least one correctness case passes)" if rubric["sanitizer"]["requires_a_passing_case"] else "")
         + ";",
         f"- performance, {perf['points']} points, only when every correctness case passes: your speed at {size} "
