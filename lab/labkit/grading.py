@@ -264,7 +264,10 @@ def sanitizer_result(outcome, timeout):
     if outcome.timed_out:
         return "timeout", f"stopped after {timeout:g} s"
     if "SKIPPED:" in outcome.output:
-        return "not run", outcome.output.split("SKIPPED:", 1)[1].strip().splitlines()[0]
+        reason = outcome.output.split("SKIPPED:", 1)[1].strip().splitlines()[0]
+        if "unsupported GPU" in reason:  # the reference runs here, so the submission's registration refused it
+            return "fail", f"the step refused this GPU ({reason})"
+        return "not run", reason
     if outcome.code == 0:
         return "pass", ""
     reports = [line.strip().lstrip("=").strip() for line in outcome.output.splitlines()

@@ -190,6 +190,8 @@ class SanitizerTest(unittest.TestCase):
                 "echo '========= Error: Race reported between Write access at 0x70 in k and Read access at 0x90 in k';"
                 "echo '========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)'; exit 1",
             "sanitize.memcheck.02_fake.129x127x131.beta0": "sleep 30",
+            "sanitize.memcheck.02_fake.136x264x200.beta0":
+                "echo 'SKIPPED: this GPU cannot run the step (unsupported GPU)'",
             "sanitize.initcheck.02_fake.67x53x64.beta0": "exit 1",   # a tool the rubric does not name
             "sanitize.memcheck.04_fake.67x53x64.beta0": "echo 'SKIPPED: compute-sanitizer not found'",
             "gpu.02_fake": "exit 1",
@@ -216,6 +218,8 @@ class SanitizerTest(unittest.TestCase):
                                                     "access at 0x90 in k; RACECHECK SUMMARY: 1 hazard displayed "
                                                     "(1 error, 0 warnings)"),
             "memcheck 129x127x131 beta=0": ("timeout", "stopped after 1 s"),
+            "memcheck 136x264x200 beta=0": ("fail", "the step refused this GPU (this GPU cannot run the step "
+                                                    "(unsupported GPU))"),
         })
 
     def test_skipped_sanitizer_stops_grading_as_a_machine_problem(self):
