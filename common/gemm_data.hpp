@@ -8,13 +8,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "cli.hpp"  // InitialC
 #include "device_buffer.hpp"
 #include "gemm_math.hpp"
 #include "step.hpp"  // GemmProblem
 
 namespace worklog {
-
-enum class InitialC { random, nan };
 
 struct CheckResult {
   bool pass = false;
