@@ -67,6 +67,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
   const int k_steps = int(ceil_div(p.k, fragment_size));
   for (int s = 0; s < k_steps; ++s) {
     const int k0 = s * fragment_size;
+    FragmentA a[fragments_m];  // this slice's column of A fragments
+    FragmentB b[fragments_n];  // and row of B fragments
     // LAB BEGIN: Load this slice's fragments_m A and fragments_n B fragments of the warp tile, all before the
     // LAB: first product (load_fragment handles any tile), then add each product to its accumulator acc[i][j].
     // Load the slice's fragments, all of them before the first product so that their loads are
@@ -76,8 +78,6 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     // special case over load_fragment() is measured, not cosmetic: routing every fragment through
     // load_fragment(), whose edge path stages and calls __syncwarp, ran at 65 TFLOP/s instead of
     // 107 at 8192³ on the H200.
-    FragmentA a[fragments_m];
-    FragmentB b[fragments_n];
     const bool interior = a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n &&
                           k0 + fragment_size <= p.k;
     if (interior) {

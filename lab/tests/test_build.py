@@ -70,8 +70,8 @@ class BuildTest(unittest.TestCase):
                          (submission / "02_block_tiling" / "kernel.cu").read_bytes())
         self.assertEqual((tree / "04_outer_product" / "kernel.cu").read_bytes(),
                          (REPOSITORY / "04_outer_product" / "kernel.cu").read_bytes())
-        self.assertEqual((tree / "common" / "harness.cu").read_bytes(),
-                         (REPOSITORY / "common" / "harness.cu").read_bytes())
+        self.assertEqual((tree / "common" / "run_step.cpp").read_bytes(),
+                         (REPOSITORY / "common" / "run_step.cpp").read_bytes())
 
 
 if __name__ == "__main__":

@@ -211,8 +211,8 @@ class RepositoryReleaseTest(TemporaryFolderTest):
             kernel = (copy / step / "kernel.cu").read_text()
             self.assertIn("// TODO: ", kernel)
             self.assertNotIn("LAB BEGIN", kernel)
-        self.assertEqual((copy / "common" / "harness.cu").read_bytes(),
-                         (REPOSITORY / "common" / "harness.cu").read_bytes())
+        self.assertEqual((copy / "common" / "run_step.cpp").read_bytes(),
+                         (REPOSITORY / "common" / "run_step.cpp").read_bytes())
 
 
 if __name__ == "__main__":
