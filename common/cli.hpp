@@ -21,6 +21,10 @@ enum ExitCode : int {
   exit_no_device = 77,       // no CUDA device (77 is what CTest is told means "skipped")
 };
 
+// --profile: what runs, once, between cudaProfilerStart and cudaProfilerStop (for
+// `ncu --profile-from-start off`, which then sees that one kernel and nothing else).
+enum class ProfileTarget { none, step, cublas };
+
 struct Options {
   Shape shape{4096, 4096, 4096};
   float alpha = 1.0f;
@@ -33,6 +37,7 @@ struct Options {
   std::string csv_path;  // empty: no CSV row
   int device = 0;
   std::string variant;  // empty: the step itself; else one of its registered variants (step.hpp)
+  ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
   bool help = false;
 };
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kernel_utils.cuh"
+#include "profile_run.hpp"
 
 namespace worklog {
 
@@ -405,7 +406,7 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
     const cudaDeviceProp prop = select_device(o.device);
     if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
     require_device_memory(o.shape, sizeof(Input), o.check);
-    code = measure(step, o, prop, csv);
+    code = o.profile == ProfileTarget::none ? measure(step, o, prop, csv) : profile_once(step, o);
   } catch (const Failure& f) {
     code = error(f.exit_code, f.message);
   } catch (const CudaError& e) {

@@ -66,6 +66,13 @@ TEST_CASE("command line: every flag, both spellings") {
   const Options no_cublas = parse_options({"--no-cublas"});
   CHECK_FALSE(no_cublas.cublas);
   CHECK_FALSE(no_cublas.check);
+  CHECK(parse_options({}).profile == ProfileTarget::none);
+  const Options profile_step = parse_options({"--profile", "step"});
+  CHECK(profile_step.profile == ProfileTarget::step);
+  CHECK_FALSE(profile_step.check);  // a profile run checks nothing
+  CHECK(profile_step.cublas);
+  CHECK(parse_options({"--profile=cublas"}).profile == ProfileTarget::cublas);
+  CHECK(parse_options({"--profile", "step", "--no-cublas"}).profile == ProfileTarget::step);
 }
 
 // Each way a command line can be wrong, with the exact one-line message (the executables prefix
@@ -98,6 +105,10 @@ TEST_CASE("command line: bad input") {
       {{"--device", "-1"}, "--device must be at least 0 (got '-1')"},
       {{"--csv"}, "--csv needs a value"},
       {{"--csv="}, "--csv expects a file name"},
+      {{"--profile"}, "--profile needs a value"},
+      {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
+      {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
+      {{"--no-cublas", "--profile", "cublas"}, "--profile cublas cannot be combined with --no-cublas"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.message);
@@ -108,7 +119,7 @@ TEST_CASE("command line: bad input") {
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--help", "77 no CUDA device"})
+                           "--no-cublas", "--csv", "--device", "--profile", "--help", "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
