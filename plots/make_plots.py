@@ -3,12 +3,13 @@
 
     python3 plots/make_plots.py --csv RESULTS.csv [--sweep SWEEP.csv] --out DIR
                                 [--peak-fp32 TFLOPS --peak-fp16 TFLOPS --bandwidth GBS]
+                                [--profile PROFILE.csv]
 
-Writes into DIR: table.md, tflops.png, roofline.png and, with --sweep, sweep.png.
+Writes into DIR: table.md, tflops.png, roofline.png and, with --sweep, sweep.png. With --profile
+(from ncu_profile.py), table.md gains the "limited by (measured)" column.
 Bad input prints one line starting with "make_plots: error:" and exits with code 2.
 """
 import argparse
-import csv
 import itertools
 import math
 import statistics
@@ -24,6 +25,10 @@ import matplotlib.pyplot as plt  # noqa: E402  (must come after matplotlib.use)
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+import ncu_profile  # noqa: E402  (profile.csv and the "limited by (measured)" rule)
+from arguments import add_peak_arguments  # noqa: E402
+from csv_input import InputError, read_rows  # noqa: E402  (InputError: main() prints it, exit code 2)
 
 # The CSV header every step executable writes, in this order.
 COLUMNS = (
@@ -58,25 +63,9 @@ GPU_PEAKS = (
 )
 
 
-class InputError(Exception):
-    """A problem with an input file; main() prints it as one line and exits with code 2."""
-
-
 def load_rows(path):
     """Read and validate a results CSV; return a list of dicts with numbers converted."""
-    path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            _check_header(path, reader.fieldnames)
-            rows = [_parse_row(raw, f"{path}, line {reader.line_num}") for raw in reader]
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from None
-    if not rows:
-        raise InputError(f"{path}: no data rows (the CSV has only a header)")
-    return rows
+    return read_rows(path, _check_header, _parse_row, no_rows="no data rows (the CSV has only a header)")
 
 
 def _check_header(path, header):
@@ -211,16 +200,22 @@ def _cells(*cells):
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
-def build_table(rows):
-    """Return the comparison table as Markdown text."""
+def build_table(rows, limited_by=None):
+    """Return the comparison table as Markdown text. With limited_by, a {(step, precision,
+    (m, n, k)): words} dict from ncu_profile.limited_by_step(), a last column says what the
+    profiler found limits each row ("—" where profile.csv has no row for it)."""
+    def measured(step, precision, size):
+        return [] if limited_by is None else [limited_by.get((step, precision, size), "—")]
+
     last = newest(rows)
     lines = [
         f"GPU: {last['gpu']} · CUDA {last['cuda_runtime']} (driver {last['cuda_driver']})"
         f" · {last['time']:%Y-%m-%d}",
         "",
         _cells("step", "what it adds", "precision", "M×N×K", "median ms", "TFLOP/s",
-               "% of cuBLAS (same precision)", "speed-up over previous step", "check"),
-        "|---|---|---|---|---:|---:|---:|---:|---|",
+               "% of cuBLAS (same precision)", "speed-up over previous step", "check",
+               *([] if limited_by is None else ["limited by (measured)"])),
+        "|---|---|---|---|---:|---:|---:|---:|---|" + ("" if limited_by is None else "---|"),
     ]
     steps = latest_per_step(rows)
     for size in sorted({size_of(r) for r in steps}):
@@ -233,7 +228,8 @@ def build_table(rows):
             else:
                 numbers = (fmt_ms(row["ms"]), fmt_tflops(row["tflops"]), fmt_pct(row["pct_cublas"]))
             lines.append(_cells(row["step"], row["adds"], precision_label(row["precision"]), shape,
-                                *numbers, _speedup(row, previous), row["status"]))
+                                *numbers, _speedup(row, previous), row["status"],
+                                *measured(row["step"], row["precision"], size)))
             previous = row
         for precision in precisions(group):
             ms = cublas_ms(rows, precision, size)
@@ -241,13 +237,17 @@ def build_table(rows):
                 continue
             lines.append(_cells(cublas_name(precision), "vendor library, the reference",
                                 precision_label(precision), shape, fmt_ms(ms),
-                                fmt_tflops(gemm_flops(size) / ms / 1e9), "100.0%", "—", "—"))
+                                fmt_tflops(gemm_flops(size) / ms / 1e9), "100.0%", "—", "—",
+                                *measured(ncu_profile.CUBLAS, precision, size)))
     lines += [
         "",
         "% of cuBLAS compares with cuBLAS timed in the same run and precision. "
         "Speed-up = previous step's time / this step's time; \"(vs FP32)\" marks a change of "
         "precision. FP16→FP32 means FP16 inputs with FP32 accumulation and output.",
     ]
+    if limited_by is not None:
+        lines[-1] += (" Limited by (measured): the rule in plots/ncu_profile.py (limited_by) applied to "
+                      "Nsight Compute's counters in profile.csv.")
     return "\n".join(lines) + "\n"
 
 
@@ -293,7 +293,7 @@ def plot_tflops(rows, path):
     if failed_steps(rows, size):
         fig.text(0.5, -0.02, "Not plotted, failed verification: " + ", ".join(failed_steps(rows, size)),
                  ha="center", va="top", color="red", fontsize=10)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def square_rows(rows):
@@ -331,7 +331,7 @@ def plot_sweep(square, path):
     handles += [Line2D([], [], ls="", marker="o", color="black", label="N a multiple of 128"),
                 Line2D([], [], ls="", marker="o", color="black", mfc="white", label="N not a multiple")]
     ax.legend(handles=handles, fontsize=8, loc="best")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def _sweep_line(ax, points, color, style, marker, label):
@@ -353,43 +353,59 @@ def resolve_peaks(gpu, peak_fp32=None, peak_fp16=None, bandwidth=None):
     return None if None in peaks else peaks
 
 
+def draw_roofs(ax, peaks, intensities, tflops, memory_roofs, labels_on_lines=True):
+    """Log-log axes spanning the points and the ridge points, with the FP32 and FP16 compute
+    ceilings of peaks and one sloped roof per (label, GB/s, line style) in memory_roofs. Each line
+    is labelled on the chart (a ceiling's label below its right end, a roof's along its slope) or,
+    with labels_on_lines=False, only as its matplotlib label, for the caller's legend. The limits
+    are final: points plotted afterwards do not move them."""
+    fp32, fp16 = peaks[0], peaks[1]
+    bandwidths = [bandwidth for _, bandwidth, _ in memory_roofs]
+    lo = min([*intensities, *(fp32 * 1000 / b for b in bandwidths)]) / 4
+    hi = max([*intensities, *(fp16 * 1000 / b for b in bandwidths)]) * 4
+    for label, bandwidth, style in memory_roofs:
+        ax.plot([lo, fp16 * 1000 / bandwidth], [bandwidth * lo / 1000, fp16], style, color="black",
+                label=label)
+    # The ceilings start where the fastest memory roof meets them.
+    for p, peak, name in (("fp32", fp32, "FP32 CUDA cores"), ("fp16", fp16, "FP16 tensor cores (dense)")):
+        ax.plot([peak * 1000 / max(bandwidths), hi], [peak, peak], color=COLORS[p],
+                label=f"{name} {peak:g} TFLOP/s")
+        if labels_on_lines:  # below the roof: the steps' labels sit right of points that can reach up to it
+            ax.text(hi / 1.1, peak / 1.12, f"{name} {peak:g} TFLOP/s", ha="right", va="top",
+                    color=COLORS[p], fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min([min(bandwidths) * lo / 1000, *tflops]) / 2, fp16 * 2.5)
+    # Write each bandwidth along its roof: the on-screen angle is known once limits are set.
+    x0, x1 = lo * 1.5, lo * 15
+    for label, bandwidth, _ in memory_roofs if labels_on_lines else ():
+        (a, b), (c, d) = ax.transData.transform([(x0, bandwidth * x0 / 1000), (x1, bandwidth * x1 / 1000)])
+        ax.text(x0, bandwidth * x0 / 1000 * 1.3, label, fontsize=9,
+                rotation=math.degrees(math.atan2(d - b, c - a)), rotation_mode="anchor")
+
+
 def plot_roofline(rows, path, peaks):
-    fp32, fp16, bandwidth = peaks
+    bandwidth = peaks[2]
     size = headline_size(rows)
     points = [r for r in plottable(rows, size) if r["global_bytes"] > 0]
     intensity = {r["step"]: gemm_flops(size) / r["global_bytes"] for r in points}
-    ridge = {p: peak * 1000 / bandwidth for p, peak in (("fp32", fp32), ("fp16", fp16))}
-    lo = min([*intensity.values(), ridge["fp32"]]) / 4
-    hi = max([*intensity.values(), ridge["fp16"]]) * 4
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    ax.plot([lo, ridge["fp16"]], [bandwidth * lo / 1000, fp16], color="black")
-    for p, peak, name in (("fp32", fp32, "FP32 CUDA cores"), ("fp16", fp16, "FP16 tensor cores (dense)")):
-        ax.plot([ridge[p], hi], [peak, peak], color=COLORS[p])
-        # Below the roof: the steps' labels sit to the right of points that can reach up to it.
-        ax.text(hi / 1.1, peak / 1.12, f"{name} {peak:g} TFLOP/s", ha="right", va="top",
-                color=COLORS[p], fontsize=9)
+    draw_roofs(ax, peaks, list(intensity.values()), [r["tflops"] for r in points],
+               [(f"memory {bandwidth:g} GB/s", bandwidth, "-")])
     for r in points:
         ax.plot(intensity[r["step"]], r["tflops"], "o", color=COLORS.get(r["precision"], "gray"))
         ax.annotate(r["step"], (intensity[r["step"]], r["tflops"]), xytext=(6, -3),
                     textcoords="offset points", fontsize=9,
                     bbox=dict(facecolor="white", edgecolor="none", alpha=0.9, pad=1))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(min([bandwidth * lo / 1000, *(r["tflops"] for r in points)]) / 2, fp16 * 2.5)
-    # Write the bandwidth along the memory roof: its on-screen angle is known once limits are set.
-    x0, x1 = lo * 1.5, lo * 15
-    (a, b), (c, d) = ax.transData.transform([(x0, bandwidth * x0 / 1000), (x1, bandwidth * x1 / 1000)])
-    ax.text(x0, bandwidth * x0 / 1000 * 1.3, f"memory {bandwidth:g} GB/s", fontsize=9,
-            rotation=math.degrees(math.atan2(d - b, c - a)), rotation_mode="anchor")
     ax.grid(which="major", alpha=0.3)
     ax.set_xlabel("arithmetic intensity (FLOP/byte of modeled global-memory traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"roofline, {'×'.join(map(str, size))} on {newest(rows)['gpu']} (roofs: datasheet peaks)")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
-def _save(fig, path):
+def save_figure(fig, path):
     for ax in fig.axes:  # label log axes now that their limits are final
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -400,25 +416,14 @@ def _save(fig, path):
 
 # --- command line -----------------------------------------------------------------------
 
-def positive_float(text):
-    """An argparse type for the peak flags (we divide by them)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--csv", required=True, help="results CSV written by the steps")
     parser.add_argument("--sweep", help="size-sweep CSV (adds sweep.png)")
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
-    parser.add_argument("--peak-fp32", type=positive_float, help="FP32 peak in TFLOP/s (overrides the table)")
-    parser.add_argument("--peak-fp16", type=positive_float, help="FP16 tensor-core peak in TFLOP/s")
-    parser.add_argument("--bandwidth", type=positive_float, help="DRAM bandwidth in GB/s")
+    add_peak_arguments(parser)
+    parser.add_argument("--profile", help="profile.csv from ncu_profile.py (adds the \"limited by "
+                                          "(measured)\" column to table.md)")
     return parser.parse_args(argv)
 
 
@@ -428,13 +433,15 @@ def main(argv=None):
     try:  # read and check every input before writing anything
         rows = load_rows(args.csv)
         sweep = square_rows(load_rows(args.sweep)) if args.sweep else None
+        profile = ncu_profile.load_profile(args.profile) if args.profile else None
     except InputError as e:
         print(f"make_plots: error: {e}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "table.md", out / "tflops.png"]
-    written[0].write_text(build_table(rows), encoding="utf-8")
+    limited_by = ncu_profile.limited_by_step(profile) if profile else None
+    written[0].write_text(build_table(rows, limited_by), encoding="utf-8")
     plot_tflops(rows, out / "tflops.png")
     if sweep:
         plot_sweep(sweep, out / "sweep.png")

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import make_plots
+from arguments import int_at_least, positive_int
 
 STEPS = ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
          "05_wmma", "06_multiwarp_wmma")
@@ -29,22 +30,6 @@ NO_DEVICE = 77     # the step's exit code without a CUDA GPU (77 = "skipped" for
 OTHER_EXITS = {2: "bad argument", 3: "matrices do not fit in device memory",
                4: "GPU not supported by this step", 5: "CUDA or cuBLAS error"}
 PUBLISHED = ("worklog.csv", "sweep.csv", "table.md", "tflops.png", "sweep.png", "roofline.png")
-
-
-def int_at_least(minimum):
-    """An argparse type: an integer no smaller than minimum."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
-        return value
-    return parse
-
-
-positive_int = int_at_least(1)
 
 
 def size_list(text):
@@ -131,6 +116,8 @@ def main(argv=None):
     plot_args = ["--csv", str(args.out / "worklog.csv"), "--out", str(args.out)]
     if (args.out / "sweep.csv").exists():
         plot_args += ["--sweep", str(args.out / "sweep.csv")]
+    if (args.out / "profile.csv").exists():  # from ncu_profile.py: the "limited by (measured)" column
+        plot_args += ["--profile", str(args.out / "profile.csv")]
     code = make_plots.main(plot_args)
     if code != 0:
         return code

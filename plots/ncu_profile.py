@@ -1,0 +1,824 @@
+#!/usr/bin/env python3
+"""Profile every step of the GEMM worklog, and cuBLAS, with Nsight Compute: counters, not models.
+
+    python3 plots/ncu_profile.py --bin-dir BUILD/bin --out DIR [--size 4096] [--ncu PATH]
+        [--publish DIR] [--timeout SECONDS] [--peak-fp32 T --peak-fp16 T --bandwidth GBS]
+
+Each step executable runs once under ncu with `--profile step`: it launches its kernel once
+unprofiled, then once between cudaProfilerStart and cudaProfilerStop, and ncu, started with
+`--profile-from-start off`, profiles that launch and nothing else. Then cuBLAS, once per
+precision (`--profile cublas`, through the first step of that precision). ncu runs with
+`--clock-control none` (the GPU keeps its own clocks, as in the timed worklog) and a fixed list
+of metrics (METRIC_FIELDS, STALL_REASONS). It writes into DIR:
+  profile.csv            one row per profiled kernel (PROFILE_COLUMNS)
+  roofline_measured.png  each step at its measured FLOP per DRAM byte and per L2 byte
+  ncu/<step>.ncu-rep     ncu's own reports, to open in the Nsight Compute GUI
+  table.md               rewritten with the "limited by (measured)" column, when DIR/worklog.csv
+                         (from run_worklog.py) is there
+The steps are those listed in BUILD/bin/worklog_steps.txt (the build's manifest) or, without
+it, the NN_name executables in BUILD/bin. A step the GPU cannot run (exit code 4: for example a
+Hopper-only step on another GPU) is skipped with a line saying why.
+
+Exit codes: 0 every step (not skipped) and cuBLAS profiled; 1 a profile failed (the others are
+still written); 2 bad arguments or no step executables; 3 ncu not found; 4 ncu cannot read the
+GPU's performance counters (permissions: ERR_NVGPUCTRPERM); 77 no CUDA device.
+"""
+import argparse
+import csv
+import importlib.util
+import io
+import itertools
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import namedtuple
+from pathlib import Path
+
+from arguments import add_peak_arguments, positive_int
+from csv_input import InputError, read_rows
+
+# ---- Exit codes (documented above and in README.md) -------------------------------------------
+
+EXIT_OK, EXIT_PROFILE_FAILED, EXIT_BAD_ARGUMENT = 0, 1, 2
+EXIT_NO_NCU, EXIT_NO_COUNTER_ACCESS, EXIT_NO_DEVICE = 3, 4, 77
+STEP_UNSUPPORTED_GPU, STEP_NO_DEVICE = 4, 77  # the step executables' exit codes (cli.hpp)
+
+MANIFEST = "worklog_steps.txt"  # the build's list of steps, one per line, beside the executables
+STEP_NAME = re.compile(r"^\d\d_\w+$")
+CUBLAS = "cuBLAS"  # the step column of cuBLAS's rows
+
+# ---- The metrics ------------------------------------------------------------------------------
+# Each profile.csv column comes from the first of its ways whose metrics this ncu and GPU offer;
+# a way is a tuple of metric names and the formula that combines their values. Names are those of
+# Nsight Compute 2025 on Hopper (sm_90); the fallbacks cover older ncu versions and other GPUs.
+Way = namedtuple("Way", "metrics formula")
+MetricField = namedtuple("MetricField", "column ways")
+
+
+def _same(value):
+    return value
+
+
+def _sum(*values):
+    return sum(values)
+
+
+def _product(*values):
+    return math.prod(values)
+
+
+def _sectors_to_bytes(sectors):
+    return 32 * sectors  # an L2 sector is 32 bytes
+
+
+def _sector_rate_to_bytes(sectors_per_cycle, cycles_per_second):
+    return 32 * sectors_per_cycle * cycles_per_second
+
+
+def _one(metric):
+    return Way((metric,), _same)
+
+
+METRIC_FIELDS = (
+    MetricField("duration_ns", (_one("gpu__time_duration.sum"),)),
+    MetricField("dram_read_bytes", (_one("dram__bytes_read.sum"),)),
+    MetricField("dram_write_bytes", (_one("dram__bytes_write.sum"),)),
+    # Every byte the L2 serves: reads, writes and atomics, from every unit that asks.
+    MetricField("l2_bytes", (_one("lts__t_bytes.sum"), Way(("lts__t_sectors.sum",), _sectors_to_bytes))),
+    # Shared-memory wavefronts: the passes (one per cycle) the L1 data banks make for shared loads
+    # and stores. Bank conflicts: the wavefronts beyond the minimum each access needed (an LDS.128
+    # needs 4).
+    MetricField("shared_wavefronts", (_one("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"),)),
+    MetricField("shared_bank_conflicts", (_one("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"),)),
+    MetricField("shared_ld_instructions", (_one("smsp__sass_inst_executed_op_shared_ld.sum"),)),
+    MetricField("shared_st_instructions", (_one("smsp__sass_inst_executed_op_shared_st.sum"),)),
+    MetricField("instructions", (_one("smsp__inst_executed.sum"),)),  # warp instructions
+    MetricField("achieved_occupancy_pct", (_one("sm__warps_active.avg.pct_of_peak_sustained_active"),)),
+    MetricField("registers_per_thread", (_one("launch__registers_per_thread"),)),
+    MetricField("shared_mem_per_block_bytes",
+                (Way(("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"),
+                     _sum),)),
+    MetricField("sm_throughput_pct", (_one("sm__throughput.avg.pct_of_peak_sustained_elapsed"),)),
+    # The busiest memory unit (L1/shared, L2 or DRAM) against its own peak.
+    MetricField("memory_throughput_pct",
+                (_one("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),)),
+    MetricField("dram_throughput_pct", (_one("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+                                        _one("dram__throughput.avg.pct_of_peak_sustained_elapsed"))),
+    MetricField("l2_throughput_pct", (_one("lts__throughput.avg.pct_of_peak_sustained_elapsed"),)),
+    MetricField("l1_throughput_pct", (_one("l1tex__throughput.avg.pct_of_peak_sustained_active"),)),
+    MetricField("issue_active_pct", (_one("smsp__issue_active.avg.pct_of_peak_sustained_active"),)),
+    # All tensor-pipe work: HMMA (mma.sync, WMMA) and, on sm_90, HGMMA (wgmma). The fallback, the
+    # HMMA pipe alone, is for an ncu or GPU without the first metric.
+    MetricField("tensor_pipe_pct",
+                (_one("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+                 _one("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"))),
+    # The L2 roof of the measured roofline: ncu's peak L2 bytes per cycle times the L2 clock.
+    MetricField("l2_peak_bytes_per_second",
+                (Way(("lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"), _product),
+                 Way(("lts__t_sectors.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
+                     _sector_rate_to_bytes))),
+    MetricField("gpu", (_one("device__attribute_display_name"),)),
+)
+
+# Warp stall reasons of sm_90 (gmma exists on sm_90 only, imc_miss up to sm_90: a reason this GPU
+# lacks is not asked for). "selected" is left out on purpose: it is the issuing warp, 1 per issue.
+STALL_REASONS = (
+    "long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle", "barrier", "math_pipe_throttle",
+    "wait", "not_selected", "gmma", "dispatch_stall", "no_instruction", "branch_resolving", "membar", "drain",
+    "sleeping", "tex_throttle", "imc_miss", "misc",
+)
+# What a warp stalled for each reason waits for, in words, for the "limited by" column.
+STALL_WORDS = {
+    "long_scoreboard": "global/local memory", "short_scoreboard": "shared-memory (MIO) results",
+    "mio_throttle": "the shared-memory (MIO) queue", "lg_throttle": "the global-memory queue",
+    "barrier": "a __syncthreads barrier", "math_pipe_throttle": "a busy math pipe",
+    "wait": "fixed-latency dependencies", "not_selected": "the scheduler (other warps issue)",
+    "gmma": "wgmma results", "dispatch_stall": "dispatch", "no_instruction": "instruction fetch",
+    "branch_resolving": "branch targets", "membar": "memory barriers", "drain": "stores to drain",
+    "sleeping": "nanosleep", "tex_throttle": "the texture queue", "imc_miss": "the constant cache",
+    "misc": "miscellaneous reasons",
+}
+
+
+def stall_metric(reason):
+    """Average warps stalled for this reason per issued instruction (ncu's Warp State section)."""
+    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+# Metric families ncu knows without asking the GPU: --query-metrics does not list them.
+UNLISTED_FAMILIES = ("launch", "device")
+
+
+def metric_base(metric):
+    """dram__bytes_read.sum -> dram__bytes_read: the name --query-metrics lists."""
+    return metric.split(".", 1)[0]
+
+
+def metric_family(metric):
+    return metric.split("__", 1)[0]
+
+
+def offered(metric, listed):
+    """Whether ncu offers this metric, given the base names --query-metrics listed (None: unknown)."""
+    if listed is None or metric_family(metric) in UNLISTED_FAMILIES:
+        return True
+    families = {metric_family(name) for name in listed}
+    # A family the query did not list at all (gpu__time_duration, on some versions) is trusted.
+    return metric_base(metric) in listed or metric_family(metric) not in families
+
+
+def choose_metrics(listed):
+    """The metrics to ask ncu for: each field's first way that ncu offers, and the stall reasons it
+    offers. Returns (metrics in order, names of the fields and reasons this ncu cannot give)."""
+    metrics, missing = [], []
+    for field in METRIC_FIELDS:
+        way = next((w for w in field.ways if all(offered(m, listed) for m in w.metrics)), None)
+        if way is None:
+            missing.append(field.column)
+        else:
+            metrics += [m for m in way.metrics if m not in metrics]
+    for reason in STALL_REASONS:
+        if offered(stall_metric(reason), listed):
+            metrics.append(stall_metric(reason))
+    return metrics, missing
+
+
+def parse_metric_listing(text):
+    """The base metric names in `ncu --query-metrics` output (first word of each line), or None."""
+    names = {line.split()[0] for line in text.splitlines()
+             if line.strip() and re.fullmatch(r"[a-z0-9]+__\w+", line.split()[0])}
+    return names or None
+
+
+# ---- Reading ncu's CSV --------------------------------------------------------------------------
+# `ncu --import R --csv --page raw` prints one header row (launch columns, then one column per
+# metric), one row of units, and one row per kernel. `ncu --csv` while profiling (the details page)
+# prints instead one row per (kernel, metric) with "Metric Name", "Metric Unit" and "Metric Value".
+# Both are read. Numbers may carry thousands separators ("1,073,741,824"); "n/a" and empty cells
+# are missing values; lines outside the table (==PROF==, the application's output) are skipped.
+
+NcuKernel = namedtuple("NcuKernel", "id name metrics")
+
+
+class NcuCsvError(Exception):
+    """ncu's CSV output cannot be read; the message says why."""
+
+
+SI_PREFIXES = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+BINARY_PREFIXES = {"Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40}
+NANOSECONDS = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+
+
+def _prefix_scale(word):
+    """Scale of a prefixed unit word: Mbyte -> 1e6, Kibyte -> 1024, Ghz -> 1e9, byte -> 1."""
+    if word[:2] in BINARY_PREFIXES and len(word) > 2 and word[2].islower():
+        return BINARY_PREFIXES[word[:2]]
+    if word[:1] in SI_PREFIXES and len(word) > 1 and word[1].islower():
+        return SI_PREFIXES[word[:1]]
+    return 1.0
+
+
+def unit_scale(unit):
+    """Factor from a value in `unit` to the base unit profile.csv uses: bytes, cycles, counts;
+    nanoseconds for times; per second for rates. ncu prints base units with --print-units base,
+    but scaled ones (Mbyte, usecond, Kbyte/block, Gbyte/second) are read too."""
+    numerator, _, denominator = (unit or "").strip().partition("/")
+    scale = NANOSECONDS[numerator] if numerator in NANOSECONDS else _prefix_scale(numerator)
+    if denominator in NANOSECONDS:
+        scale *= NANOSECONDS["second"] / NANOSECONDS[denominator]
+    return scale
+
+
+def parse_value(text, unit=""):
+    """A cell of ncu's CSV: a float in base units, a string (a name), or None when missing."""
+    text = (text or "").strip()
+    if text in ("", "n/a", "N/A"):
+        return None
+    plain = text.replace(",", "") if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?", text) else text
+    try:
+        return float(plain) * unit_scale(unit)
+    except ValueError:
+        return text
+
+
+def parse_ncu_csv(text):
+    """The kernels in ncu's CSV output (raw or details page), in the order ncu lists them."""
+    lines = [line for line in text.splitlines() if line.startswith('"')]
+    header_at = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if header_at is None:
+        raise NcuCsvError("no ncu CSV table (no header line starting with \"ID\")")
+    rows = list(csv.reader(io.StringIO("\n".join(lines[header_at:]))))
+    header, body = rows[0], rows[1:]
+    for needed in ("ID", "Kernel Name"):
+        if needed not in header:
+            raise NcuCsvError(f"the CSV header has no '{needed}' column")
+    if any(len(row) != len(header) for row in body):
+        raise NcuCsvError(f"a CSV row does not have the header's {len(header)} fields")
+    if "Metric Name" in header and "Metric Value" in header:
+        return _kernels_from_details(header, body)
+    return _kernels_from_raw(header, body)
+
+
+def _kernels_from_raw(header, body):
+    id_at, name_at = header.index("ID"), header.index("Kernel Name")
+    units = [""] * len(header)
+    if body and body[0][id_at] == "":  # the units row: no kernel ID
+        units, body = body[0], body[1:]
+    metric_columns = [i for i, name in enumerate(header) if "__" in name]
+    return [NcuKernel(row[id_at], row[name_at],
+                      {header[i]: parse_value(row[i], units[i]) for i in metric_columns})
+            for row in body]
+
+
+def _kernels_from_details(header, body):
+    column = {name: header.index(name) for name in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
+    unit_at = header.index("Metric Unit") if "Metric Unit" in header else None
+    kernels = {}
+    for row in body:
+        kernel_id = row[column["ID"]]
+        kernel = kernels.setdefault(kernel_id, NcuKernel(kernel_id, row[column["Kernel Name"]], {}))
+        unit = row[unit_at] if unit_at is not None else ""
+        kernel.metrics[row[column["Metric Name"]]] = parse_value(row[column["Metric Value"]], unit)
+    return list(kernels.values())
+
+
+# ---- profile.csv --------------------------------------------------------------------------------
+
+PROFILE_COLUMNS = (
+    "step precision kernel m n k duration_ns tflops dram_read_bytes dram_write_bytes l2_bytes "
+    "dram_flop_per_byte l2_flop_per_byte shared_wavefronts shared_bank_conflicts "
+    "shared_ld_instructions shared_st_instructions instructions achieved_occupancy_pct "
+    "registers_per_thread shared_mem_per_block_bytes sm_throughput_pct memory_throughput_pct "
+    "dram_throughput_pct l2_throughput_pct l1_throughput_pct issue_active_pct tensor_pipe_pct "
+    "top_stall top_stall_per_issue second_stall second_stall_per_issue limited_by "
+    "l2_peak_bytes_per_second gpu"
+).split()
+TEXT_COLUMNS = {"step", "precision", "kernel", "top_stall", "second_stall", "limited_by", "gpu"}
+MISSING = "n/a"  # what profile.csv holds where ncu gave no value
+
+
+def field_value(field, metrics):
+    """The column's value from a kernel's metrics: its first way with every metric present."""
+    for way in field.ways:
+        values = [metrics.get(m) for m in way.metrics]
+        if all(isinstance(v, float) for v in values):
+            return way.formula(*values)
+        if field.column in TEXT_COLUMNS and all(isinstance(v, str) for v in values):
+            return way.formula(*values)
+    return None
+
+
+def top_stalls(metrics, count=2):
+    """The `count` largest stall reasons present, as (reason, warps per issue), largest first."""
+    found = [(reason, metrics[stall_metric(reason)]) for reason in STALL_REASONS
+             if isinstance(metrics.get(stall_metric(reason)), float)]
+    return sorted(found, key=lambda pair: -pair[1])[:count]  # sorted() is stable: ties keep list order
+
+
+def gemm_flops(m, n, k):
+    return 2.0 * m * n * k
+
+
+def flop_per_byte(flops, nbytes):
+    """Arithmetic intensity; None when the byte count is missing or zero."""
+    return flops / nbytes if nbytes else None
+
+
+def kernel_row(kernel, step, precision, shape):
+    """One profile.csv row (as numbers and strings, None where missing) from one ncu kernel."""
+    row = dict.fromkeys(PROFILE_COLUMNS)
+    row.update(step=step, precision=precision, kernel=kernel.name, m=shape[0], n=shape[1], k=shape[2])
+    for field in METRIC_FIELDS:
+        row[field.column] = field_value(field, kernel.metrics)
+    for (reason, ratio), prefix in zip(top_stalls(kernel.metrics), ("top_stall", "second_stall")):
+        row[prefix], row[prefix + "_per_issue"] = reason, ratio
+    return row
+
+
+def add_step_totals(rows):
+    """Fill the columns that belong to a whole step (all of its kernels: one, in practice):
+    TFLOP/s and FLOP per DRAM and per L2 byte; and each kernel's limited_by."""
+    for totals in step_totals(rows):
+        for row in totals["rows"]:
+            row["tflops"] = totals["tflops"]
+            row["dram_flop_per_byte"] = flop_per_byte(totals["flops"], totals["dram_bytes"])
+            row["l2_flop_per_byte"] = flop_per_byte(totals["flops"], totals["l2_bytes"])
+    for row in rows:
+        row["limited_by"] = limited_by(row)
+    return rows
+
+
+def _total(rows, *columns):
+    """The sum of these columns over the rows; None if any value is missing."""
+    values = [row[c] for row in rows for c in columns]
+    return None if any(v is None for v in values) else sum(values)
+
+
+def step_totals(rows):
+    """Per (step, precision), in order: the GEMM's FLOPs and the time and bytes of all its kernels."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["step"], row["precision"]), []).append(row)
+    result = []
+    for (step, precision), group in groups.items():
+        first = group[0]
+        flops = gemm_flops(first["m"], first["n"], first["k"])
+        nanoseconds = _total(group, "duration_ns")
+        result.append({
+            "step": step, "precision": precision, "rows": group, "flops": flops,
+            "tflops": flops / nanoseconds / 1e3 if nanoseconds else None,
+            "dram_bytes": _total(group, "dram_read_bytes", "dram_write_bytes"),
+            "l2_bytes": _total(group, "l2_bytes"),
+        })
+    return result
+
+
+def format_cell(value):
+    """Counts as integers (5230400, not 5.2304e+06: unit scaling can leave 5230399.999999999),
+    other numbers to 6 significant digits, missing values as n/a."""
+    if value is None:
+        return MISSING
+    if isinstance(value, float):
+        nearest = round(value)
+        if abs(value) >= 1 and abs(value - nearest) <= 1e-9 * abs(value):
+            return str(nearest)
+        return f"{value:.6g}"
+    return str(value)
+
+
+def write_profile(rows, path):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(PROFILE_COLUMNS)
+        for row in rows:
+            writer.writerow([format_cell(row[c]) for c in PROFILE_COLUMNS])
+
+
+def load_profile(path):
+    """Read a profile.csv back: numbers as floats, "n/a" as None. Raises InputError."""
+    return read_rows(path, _check_profile_header, _profile_row)
+
+
+def _check_profile_header(path, header):
+    missing = [c for c in PROFILE_COLUMNS if c not in (header or [])]
+    if missing:
+        raise InputError(f"{path}: not a profile.csv: missing columns: {', '.join(missing)}")
+
+
+def _profile_row(raw, where):
+    row = {}
+    for column in PROFILE_COLUMNS:
+        text = (raw.get(column) or "").strip()
+        if text in ("", MISSING):
+            row[column] = None
+        elif column in TEXT_COLUMNS:
+            row[column] = text
+        else:
+            try:
+                row[column] = float(text)
+            except ValueError:
+                raise InputError(f"{where}: column '{column}' is not a number: {text!r}") from None
+    return row
+
+
+# ---- What limits each kernel, from its counters -------------------------------------------------
+# The rule, in this order (a unit "busy" at BUSY_PCT % of its peak or more):
+#   1. tensor pipe:  the tensor pipe is busy.
+#   2. shared-memory bank conflicts:  at least CONFLICT_SHARE of the shared-memory wavefronts are
+#      conflict replays, and shared memory is what the warps feel: L1/shared throughput is busy,
+#      or the top stall is one of SHARED_MEMORY_STALLS.
+#   3. memory bandwidth or issue:  the memory system (its busiest unit) or the SM (instruction
+#      issue, or the busiest of its pipes) is busy; when both are, the busier one. "memory
+#      bandwidth" names the busiest of DRAM, L2 and L1/shared.
+#   4. latency:  nothing is busy, so warps wait: the top stall reason says for what.
+# 60 % is Nsight Compute's own line in its Speed Of Light guidance: under 60 % of peak for both
+# compute and memory, a kernel is latency-bound.
+BUSY_PCT = 60.0
+CONFLICT_SHARE = 0.2
+SHARED_MEMORY_STALLS = ("mio_throttle", "short_scoreboard")
+# The memory levels "memory bandwidth" names, by their throughput columns.
+MEMORY_LEVELS = (("dram_throughput_pct", "DRAM"), ("l2_throughput_pct", "L2"),
+                 ("l1_throughput_pct", "L1/shared"))
+
+
+def limited_by(row):
+    """What limits the kernel of one profile.csv row, in words (see the rule above)."""
+    def pct(column):
+        return row.get(column) if row.get(column) is not None else 0.0
+
+    if row.get("sm_throughput_pct") is None and row.get("memory_throughput_pct") is None:
+        return MISSING
+    if pct("tensor_pipe_pct") >= BUSY_PCT:
+        return "tensor pipe"
+    wavefronts, conflicts = row.get("shared_wavefronts"), row.get("shared_bank_conflicts")
+    if wavefronts and conflicts is not None and conflicts / wavefronts >= CONFLICT_SHARE and (
+            pct("l1_throughput_pct") >= BUSY_PCT or row.get("top_stall") in SHARED_MEMORY_STALLS):
+        return "shared-memory bank conflicts"
+    memory = pct("memory_throughput_pct")
+    issue = max(pct("issue_active_pct"), pct("sm_throughput_pct"))
+    if max(memory, issue) >= BUSY_PCT:
+        if memory < issue:
+            return "issue"
+        levels = [(pct(column), name) for column, name in MEMORY_LEVELS if row.get(column) is not None]
+        return f"memory bandwidth ({max(levels)[1]})" if levels else "memory bandwidth"
+    stall = row.get("top_stall")
+    return f"latency (waiting for {STALL_WORDS.get(stall, stall)})" if stall else "latency"
+
+
+def limited_by_step(rows):
+    """{(step, precision, (m, n, k)): words} for the results table (make_plots.build_table): what
+    limits each step's longest-running kernel (its only one, in practice)."""
+    result = {}
+    for totals in step_totals(rows):
+        longest = max(totals["rows"], key=lambda r: r["duration_ns"] or 0.0)
+        shape = tuple(int(longest[c]) for c in "mnk")
+        result[(totals["step"], totals["precision"], shape)] = limited_by(longest)
+    return result
+
+
+# ---- The measured roofline ----------------------------------------------------------------------
+
+def roofline_points(rows):
+    """Per step (and cuBLAS): (label, precision, FLOP/DRAM byte, FLOP/L2 byte, TFLOP/s); steps
+    without a time or any byte count are left out."""
+    points = []
+    for t in step_totals(rows):
+        dram, l2 = flop_per_byte(t["flops"], t["dram_bytes"]), flop_per_byte(t["flops"], t["l2_bytes"])
+        if t["tflops"] and (dram or l2):
+            label = f"{CUBLAS} {t['precision'].upper()}" if t["step"] == CUBLAS else t["step"]
+            points.append((label, t["precision"], dram, l2, t["tflops"]))
+    return points
+
+
+def measured_l2_bandwidth(rows):
+    """The L2 roof in GB/s: the median of the kernels' ncu L2 peaks (None when ncu gave none)."""
+    peaks = sorted(r["l2_peak_bytes_per_second"] for r in rows if r["l2_peak_bytes_per_second"])
+    return peaks[len(peaks) // 2] / 1e9 if peaks else None
+
+
+def plot_measured_roofline(rows, path, peaks):
+    """The hierarchical roofline: each step at FLOP/DRAM byte (filled) and FLOP/L2 byte (hollow),
+    joined, at its profiled TFLOP/s; roofs: make_plots' datasheet compute and DRAM peaks and
+    ncu's L2 peak. Needs matplotlib (imported here, so that profiling works without it)."""
+    import make_plots
+    import matplotlib
+    matplotlib.use("Agg")  # straight to a PNG file: no display needed
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    points = roofline_points(rows)
+    memory_roofs = [(f"DRAM {peaks[2]:g} GB/s (datasheet)", peaks[2], "-")]
+    l2_bandwidth = measured_l2_bandwidth(rows)
+    if l2_bandwidth:
+        memory_roofs.append((f"L2 {l2_bandwidth:.0f} GB/s (ncu peak)", l2_bandwidth, "--"))
+    fig, ax = plt.subplots(figsize=(9.5, 6))
+    # The roofs are named in the legend, not on the chart: measured DRAM intensities are high (the
+    # caches serve most operand reads), so the points crowd the right end, where the ceilings end.
+    make_plots.draw_roofs(ax, peaks, [x for p in points for x in p[2:4] if x], [p[4] for p in points],
+                          memory_roofs, labels_on_lines=False)
+    for label, precision, dram, l2, tflops in points:
+        color = make_plots.COLORS.get(precision, "gray")
+        if dram and l2:
+            ax.plot([dram, l2], [tflops, tflops], color=color, lw=0.8, alpha=0.6)
+        if l2:
+            ax.plot(l2, tflops, "o", color=color, mfc="white")
+        if dram:
+            ax.plot(dram, tflops, "o", color=color)
+        # The name above the middle of the segment (on a log axis: the geometric mean), where no
+        # roof or other step is: the points themselves crowd the right of the chart.
+        middle = math.sqrt(dram * l2) if dram and l2 else dram or l2
+        ax.annotate(label, (middle, tflops), xytext=(0, 3), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=9, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+    roofs, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=roofs + [Line2D([], [], ls="", marker="o", color="black", label="FLOP per DRAM byte"),
+                               Line2D([], [], ls="", marker="o", color="black", mfc="white",
+                                      label="FLOP per L2 byte")],
+              loc="upper left", fontsize=8)  # above the roofs, where no measured point can be
+    ax.grid(which="major", alpha=0.3)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved, measured by Nsight Compute)")
+    ax.set_ylabel("TFLOP/s (profiled run)")
+    shape = "×".join(str(int(rows[0][c])) for c in "mnk")
+    ax.set_title(f"measured roofline, {shape} on {gpu_name(rows)}")
+    make_plots.save_figure(fig, path)
+
+
+def gpu_name(rows):
+    return next((r["gpu"] for r in rows if r["gpu"]), "unknown GPU")
+
+
+def rewrite_table(worklog_csv, rows, path):
+    """table.md from the worklog's CSV with the "limited by (measured)" column of these rows."""
+    import make_plots
+    table = make_plots.build_table(make_plots.load_rows(worklog_csv), limited_by=limited_by_step(rows))
+    Path(path).write_text(table, encoding="utf-8")
+
+
+# ---- Running ncu --------------------------------------------------------------------------------
+
+class Stop(Exception):
+    """Profiling cannot go on (no ncu, no counter access, no device): message and exit code."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def find_ncu(given):
+    """The ncu executable: --ncu, else PATH, else the CUDA toolkit's bin/ (CUDA_HOME, /usr/local/cuda)."""
+    if given:
+        if Path(given).is_file() and os.access(given, os.X_OK):
+            return str(given)
+        raise Stop(EXIT_NO_NCU, f"--ncu {given}: no such executable")
+    found = shutil.which("ncu")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and (Path(root) / "bin" / "ncu").is_file():
+            return str(Path(root) / "bin" / "ncu")
+    raise Stop(EXIT_NO_NCU, "Nsight Compute (ncu) not found: install it with the CUDA Toolkit, put it on "
+                            "PATH, or pass --ncu PATH")
+
+
+def list_steps(bin_dir):
+    """The steps, in order: the build's manifest if there is one, else the NN_name executables."""
+    manifest = bin_dir / MANIFEST
+    if manifest.is_file():
+        return [line.strip() for line in manifest.read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")]
+    if not bin_dir.is_dir():
+        return []
+    return sorted(p.name for p in bin_dir.iterdir()
+                  if STEP_NAME.match(p.name) and p.is_file() and os.access(p, os.X_OK))
+
+
+def query_metrics(ncu, timeout):
+    """The base metric names this ncu offers on this GPU, or None if it would not say."""
+    try:
+        done = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_metric_listing(done.stdout) if done.returncode == 0 else None
+
+
+def profile_command(ncu, metrics, report, exe, size, target):
+    n = str(size)
+    return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
+            "--metrics", ",".join(metrics), "--export", str(report), "--force-overwrite",
+            str(exe), "--m", n, "--n", n, "--k", n, "--profile", target]
+
+
+def import_command(ncu, report):
+    return [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base",
+            "--print-kernel-base", "demangled"]
+
+
+Outcome = namedtuple("Outcome", "kernels precision skipped error")  # one of the last three is set
+
+
+def read_outcome(output, returncode, step):
+    """What a profiling run's output (ncu's and the step's, together) says. Raises Stop when no
+    profile can work (no counter access, no device); else an Outcome with the step's precision
+    (it ran; the report is read next), or skipped (the GPU cannot run the step), or error."""
+    if "ERR_NVGPUCTRPERM" in output:
+        raise Stop(EXIT_NO_COUNTER_ACCESS,
+                   "ncu cannot read the GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or let "
+                   "users profile (https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
+    # Not anchored at a line start: ncu's progress dots may precede the step's line.
+    said = re.search(rf"{re.escape(step)}: error: (.*)$", output, re.MULTILINE)
+    returned = re.search(r"The application returned an error code \((\d+)\)", output)
+    # The step's exit code, as ncu reports it; else ncu's own, when the step said it failed.
+    app_code = int(returned.group(1)) if returned else returncode if said else None
+    if app_code == STEP_NO_DEVICE:
+        raise Stop(EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU")
+    if app_code == STEP_UNSUPPORTED_GPU:
+        reason = said.group(1) if said else "the step cannot run on this GPU (exit code 4)"
+        return Outcome(None, None, reason, None)
+    ran = re.search(rf"{re.escape(step)}: profiled .* precision (\w+),", output)
+    if ran and app_code is None:
+        return Outcome(None, ran.group(1), None, None)
+    errors = [line for line in output.splitlines() if line.startswith("==ERROR==")]
+    return Outcome(None, None, None, (said.group(1) if said else None) or " ".join(errors)
+                   or f"ncu exited with code {returncode} and the step did not run")
+
+
+def run_profile(ncu, exe, step, target, size, metrics, report, timeout):
+    """Profile one target ('step' or 'cublas') of one step executable; returns an Outcome."""
+    report.unlink(missing_ok=True)
+    command = profile_command(ncu, metrics, report, exe, size, target)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Outcome(None, None, None, f"timed out after {timeout} s")
+    except OSError as e:
+        raise Stop(EXIT_NO_NCU, f"cannot run {ncu}: {e}") from None
+    output = done.stdout + done.stderr
+    outcome = read_outcome(output, done.returncode, step)
+    if outcome.skipped or outcome.error:
+        return outcome
+    if not report.is_file():
+        errors = " ".join(line for line in output.splitlines() if line.startswith("==ERROR=="))
+        return outcome._replace(error=f"ncu wrote no report ({errors or 'no kernel was profiled'})")
+    try:
+        imported = subprocess.run(import_command(ncu, report), capture_output=True, text=True,
+                                  timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+        kernels = parse_ncu_csv(imported.stdout)
+    except (OSError, subprocess.TimeoutExpired, NcuCsvError) as e:
+        return outcome._replace(error=f"cannot read the report {report}: {e}")
+    if not kernels:
+        return outcome._replace(error="ncu profiled no kernel")
+    return outcome._replace(kernels=kernels)
+
+
+# ---- The run ------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin-dir", required=True, type=Path, help="folder with the step executables")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="folder for profile.csv, the roofline, the ncu reports")
+    parser.add_argument("--size", type=positive_int, default=4096, help="M = N = K (default 4096)")
+    parser.add_argument("--ncu", help="the ncu executable (default: PATH, then the CUDA toolkit)")
+    parser.add_argument("--publish", type=Path,
+                        help="also copy profile.csv, the roofline (and table.md) here")
+    parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per ncu run")
+    add_peak_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def say(message, error=False):
+    print(message, file=sys.stderr if error else sys.stdout, flush=True)
+
+
+def profile_all(args, ncu, steps):
+    """Profile every step, then cuBLAS once per precision (through the first step of that
+    precision that was profiled); returns (profile.csv rows, names of the failed profiles)."""
+    listed = query_metrics(ncu, args.timeout)
+    metrics, unavailable = choose_metrics(listed)
+    if listed is None:
+        say("ncu_profile: note: ncu --query-metrics gave no list; asking for the Hopper metric names")
+    if unavailable:
+        say(f"ncu_profile: note: this ncu and GPU offer no metric for {', '.join(unavailable)} "
+            "(n/a in profile.csv)")
+    reports = args.out / "ncu"
+    reports.mkdir(parents=True, exist_ok=True)
+    shape = (args.size,) * 3
+    run_number = itertools.count(1)
+
+    def profile(step, target, label):
+        say(f"[{next(run_number)}] {label} {args.size}x{args.size}x{args.size}")
+        report = reports / (f"{step}.ncu-rep" if target == "step" else f"{CUBLAS}_{step}.ncu-rep")
+        return run_profile(ncu, args.bin_dir / step, step, target, args.size, metrics, report, args.timeout)
+
+    rows, failures, first_step_of = [], [], {}
+    for step in steps:
+        outcome = profile(step, "step", step)
+        if outcome.skipped:
+            say(f"ncu_profile: skipping {step}: {outcome.skipped}")
+        elif outcome.error:
+            failures.append(step)
+            say(f"ncu_profile: {step}: profile failed: {outcome.error}", error=True)
+        else:
+            first_step_of.setdefault(outcome.precision, step)
+            rows += [kernel_row(k, step, outcome.precision, shape) for k in outcome.kernels]
+    for precision, step in first_step_of.items():
+        outcome = profile(step, "cublas", f"{CUBLAS} {precision} (through {step})")
+        if outcome.kernels:
+            rows += [kernel_row(k, CUBLAS, precision, shape) for k in outcome.kernels]
+        else:
+            failures.append(f"{CUBLAS} {precision}")
+            say(f"ncu_profile: {CUBLAS} {precision}: profile failed: {outcome.error or outcome.skipped}",
+                error=True)
+    return add_step_totals(rows), failures
+
+
+def write_outputs(args, rows):
+    """profile.csv, then the roofline (needs matplotlib) and the merged table.md (needs
+    make_plots, which needs matplotlib today): each skipped with a warning when it cannot be made,
+    so that the counters are never lost."""
+    written = [args.out / "profile.csv"]
+    write_profile(rows, written[0])
+    try:
+        import make_plots
+    except ImportError as e:
+        say(f"ncu_profile: warning: {e}; skipping roofline_measured.png and table.md", error=True)
+        return written
+    peaks = make_plots.resolve_peaks(gpu_name(rows), args.peak_fp32, args.peak_fp16, args.bandwidth)
+    if importlib.util.find_spec("matplotlib") is None:
+        say("ncu_profile: warning: matplotlib is not installed; skipping roofline_measured.png", error=True)
+    elif peaks and roofline_points(rows):
+        plot_measured_roofline(rows, args.out / "roofline_measured.png", peaks)
+        written.append(args.out / "roofline_measured.png")
+    else:
+        say(f"ncu_profile: warning: no roofs for '{gpu_name(rows)}' or no point to draw; skipping "
+            "roofline_measured.png (give --peak-fp32, --peak-fp16 and --bandwidth)", error=True)
+    if (args.out / "worklog.csv").is_file():
+        try:
+            rewrite_table(args.out / "worklog.csv", rows, args.out / "table.md")
+            written.append(args.out / "table.md")
+        except InputError as e:
+            say(f"ncu_profile: warning: table.md not rewritten: {e}", error=True)
+    return written
+
+
+def summary(rows):
+    """A short table, one line per kernel, for the end of the run."""
+    def number(value, scale=1.0, digits=1):
+        return MISSING if value is None else f"{value / scale:.{digits}f}"
+
+    lines = [f"{'step':<22} {'ms':>8} {'TFLOP/s':>8} {'DRAM GB':>8} {'L2 GB':>8} {'conflicts':>9} "
+             f"{'occup%':>6} {'tensor%':>7}  limited by"]
+    for r in rows:
+        conflicts = (MISSING if r["shared_bank_conflicts"] is None or not r["shared_wavefronts"]
+                     else f"{100 * r['shared_bank_conflicts'] / r['shared_wavefronts']:.0f}%")
+        dram = None if r["dram_read_bytes"] is None or r["dram_write_bytes"] is None else \
+            r["dram_read_bytes"] + r["dram_write_bytes"]
+        name = r["step"] if r["step"] != CUBLAS else f"{CUBLAS} {r['precision']}"
+        lines.append(f"{name:<22} {number(r['duration_ns'], 1e6, 3):>8} {number(r['tflops']):>8} "
+                     f"{number(dram, 1e9, 2):>8} {number(r['l2_bytes'], 1e9, 2):>8} {conflicts:>9} "
+                     f"{number(r['achieved_occupancy_pct']):>6} {number(r['tensor_pipe_pct']):>7}  "
+                     f"{r['limited_by']}")
+        if r["step"] == CUBLAS:
+            lines.append(f"{'':<22} kernel: {r['kernel']}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """Profile the worklog; return the exit code."""
+    args = parse_args(argv)
+    started = time.monotonic()
+    steps = list_steps(args.bin_dir)
+    missing = [s for s in steps if not (args.bin_dir / s).is_file()]
+    for step in missing:
+        say(f"ncu_profile: warning: {args.bin_dir / step} not found; skipping {step}", error=True)
+    steps = [s for s in steps if s not in missing]
+    if not steps:
+        say(f"ncu_profile: error: no step executables in {args.bin_dir}", error=True)
+        return EXIT_BAD_ARGUMENT
+    try:
+        ncu = find_ncu(args.ncu)
+        rows, failures = profile_all(args, ncu, steps)
+    except Stop as stop:
+        say(f"ncu_profile: error: {stop}", error=True)
+        return stop.code
+    if not rows:
+        say("ncu_profile: error: no kernel was profiled", error=True)
+        return EXIT_PROFILE_FAILED
+    written = write_outputs(args, rows)
+    if args.publish:
+        args.publish.mkdir(parents=True, exist_ok=True)
+        for path in written:
+            shutil.copy2(path, args.publish / path.name)
+    for path in written:
+        say(str(path))
+    say(summary(rows))
+    say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
+        + (f"; FAILED: {', '.join(failures)}" if failures else ""))
+    return EXIT_PROFILE_FAILED if failures else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
