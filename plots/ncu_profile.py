@@ -568,7 +568,8 @@ class Stop(Exception):
 
 
 def find_ncu(given):
-    """The ncu executable: --ncu, else PATH, else the CUDA toolkit's bin/ (CUDA_HOME, /usr/local/cuda)."""
+    """The ncu executable: --ncu, else PATH, else the CUDA toolkit's bin/ (beside nvcc on PATH,
+    CUDA_HOME, CUDA_PATH, /usr/local/cuda)."""
     if given:
         if Path(given).is_file() and os.access(given, os.X_OK):
             return str(given)
@@ -576,9 +577,13 @@ def find_ncu(given):
     found = shutil.which("ncu")
     if found:
         return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "ncu").is_file():
-            return str(Path(root) / "bin" / "ncu")
+    nvcc = shutil.which("nvcc")
+    bin_dirs = [Path(nvcc).resolve().parent] if nvcc else []
+    bin_dirs += [Path(root) / "bin" for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                                                 "/usr/local/cuda") if root]
+    for bin_dir in bin_dirs:
+        if (bin_dir / "ncu").is_file():
+            return str(bin_dir / "ncu")
     raise Stop(EXIT_NO_NCU, "Nsight Compute (ncu) not found: install it with the CUDA Toolkit, put it on "
                             "PATH, or pass --ncu PATH")
 
@@ -633,7 +638,8 @@ def read_outcome(output, returncode, step):
     # The step's exit code, as ncu reports it; else ncu's own, when the step said it failed.
     app_code = int(returned.group(1)) if returned else returncode if said else None
     if app_code == STEP_NO_DEVICE:
-        raise Stop(EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU")
+        raise Stop(EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU"
+                                   + (f" ({step}: {said.group(1)})" if said else ""))
     if app_code == STEP_UNSUPPORTED_GPU:
         reason = said.group(1) if said else "the step cannot run on this GPU (exit code 4)"
         return Outcome(None, None, reason, None)

@@ -536,7 +536,8 @@ class DriverTest(unittest.TestCase):
         self.add_step("02_block_tiling")
         code, _, stderr = self.run_driver()
         self.assertEqual(code, ncu_profile.EXIT_NO_DEVICE)
-        self.assertEqual(stderr, "ncu_profile: error: no CUDA device; profiling needs an NVIDIA GPU\n")
+        self.assertEqual(stderr, "ncu_profile: error: no CUDA device; profiling needs an NVIDIA GPU "
+                                 "(01_naive: no CUDA device found (0 devices))\n")
         self.assertEqual(sum(c.startswith("ncu ") and "--export" in c for c in self.calls()), 1)
 
     def test_a_failed_step_is_reported_and_the_rest_written(self):
@@ -567,6 +568,49 @@ class DriverTest(unittest.TestCase):
                 with self.assertRaises(SystemExit) as caught:
                     ncu_profile.parse_args(["--bin-dir", "b", "--out", "o", *bad])
                 self.assertEqual(caught.exception.code, 2)
+
+
+class FindNcuTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.saved = dict(os.environ)
+        for name in ("CUDA_HOME", "CUDA_PATH"):
+            os.environ.pop(name, None)
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.saved)
+        self.tmp.cleanup()
+
+    def executable(self, path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+        return path
+
+    def test_beside_nvcc_through_its_link(self):
+        nvcc = self.executable(self.root / "cuda" / "bin" / "nvcc")
+        ncu = self.executable(self.root / "cuda" / "bin" / "ncu")
+        (self.root / "path").mkdir()
+        (self.root / "path" / "nvcc").symlink_to(nvcc)
+        os.environ["PATH"] = str(self.root / "path")
+        self.assertEqual(ncu_profile.find_ncu(None), str(ncu))
+
+    def test_cuda_home(self):
+        ncu = self.executable(self.root / "toolkit" / "bin" / "ncu")
+        os.environ["PATH"] = str(self.root / "empty")
+        os.environ["CUDA_HOME"] = str(self.root / "toolkit")
+        self.assertEqual(ncu_profile.find_ncu(None), str(ncu))
+
+    def test_not_found(self):
+        if Path("/usr/local/cuda/bin/ncu").is_file():
+            self.skipTest("this machine has /usr/local/cuda/bin/ncu")
+        os.environ["PATH"] = str(self.root / "empty")
+        with self.assertRaises(ncu_profile.Stop) as caught:
+            ncu_profile.find_ncu(None)
+        self.assertEqual(caught.exception.code, ncu_profile.EXIT_NO_NCU)
+        self.assertIn("Nsight Compute (ncu) not found", str(caught.exception))
 
 
 class StepOutputTest(unittest.TestCase):
