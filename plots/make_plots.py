@@ -6,7 +6,8 @@
                                 [--profile PROFILE.csv]
 
 Writes into DIR: table.md, tflops.png, roofline.png and, with --sweep, sweep.png. With --profile
-(from ncu_profile.py), table.md gains the "limited by (measured)" column.
+(from ncu_profile.py), table.md gains the "limited by (measured)" column, and roofline_measured.png
+is drawn.
 Bad input prints one line starting with "make_plots: error:" and exits with code 2.
 """
 import argparse
@@ -423,7 +424,7 @@ def parse_args(argv):
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
     add_peak_arguments(parser)
     parser.add_argument("--profile", help="profile.csv from ncu_profile.py (adds the \"limited by "
-                                          "(measured)\" column to table.md)")
+                                          "(measured)\" column and roofline_measured.png)")
     return parser.parse_args(argv)
 
 
@@ -454,6 +455,13 @@ def main(argv=None):
     else:
         print(f"make_plots: warning: no datasheet peaks for '{gpu}'; skipping roofline.png "
               "(give --peak-fp32, --peak-fp16 and --bandwidth)", file=sys.stderr)
+    if profile:
+        skipped = ncu_profile.write_measured_roofline(profile, out / "roofline_measured.png", args.peak_fp32,
+                                                      args.peak_fp16, args.bandwidth)
+        if skipped:
+            print(f"make_plots: warning: {skipped}", file=sys.stderr)
+        else:
+            written.append(out / "roofline_measured.png")
     for path in written:
         print(path)
     return 0

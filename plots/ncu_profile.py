@@ -546,6 +546,20 @@ def plot_measured_roofline(rows, path, peaks):
     make_plots.save_figure(fig, path)
 
 
+def write_measured_roofline(rows, path, peak_fp32=None, peak_fp16=None, bandwidth=None):
+    """Draw the measured roofline into path, with make_plots' peaks for the profiled GPU (each
+    overridable); returns None, or why it was not drawn. Needs matplotlib."""
+    import make_plots
+    peaks = make_plots.resolve_peaks(gpu_name(rows), peak_fp32, peak_fp16, bandwidth)
+    if not peaks:
+        return (f"no datasheet peaks for '{gpu_name(rows)}'; skipping {Path(path).name} "
+                "(give --peak-fp32, --peak-fp16 and --bandwidth)")
+    if not roofline_points(rows):
+        return f"no profiled step has a time and a byte count; skipping {Path(path).name}"
+    plot_measured_roofline(rows, path, peaks)
+    return None
+
+
 def gpu_name(rows):
     return next((r["gpu"] for r in rows if r["gpu"]), "unknown GPU")
 
@@ -747,20 +761,20 @@ def write_outputs(args, rows):
     so that the counters are never lost."""
     written = [args.out / "profile.csv"]
     write_profile(rows, written[0])
-    try:
-        import make_plots
+    try:  # a probe: make_plots draws the roofline's roofs and writes table.md
+        import make_plots  # noqa: F401
     except ImportError as e:
         say(f"ncu_profile: warning: {e}; skipping roofline_measured.png and table.md", error=True)
         return written
-    peaks = make_plots.resolve_peaks(gpu_name(rows), args.peak_fp32, args.peak_fp16, args.bandwidth)
+    roofline = args.out / "roofline_measured.png"
     if importlib.util.find_spec("matplotlib") is None:
-        say("ncu_profile: warning: matplotlib is not installed; skipping roofline_measured.png", error=True)
-    elif peaks and roofline_points(rows):
-        plot_measured_roofline(rows, args.out / "roofline_measured.png", peaks)
-        written.append(args.out / "roofline_measured.png")
+        say(f"ncu_profile: warning: matplotlib is not installed; skipping {roofline.name}", error=True)
     else:
-        say(f"ncu_profile: warning: no roofs for '{gpu_name(rows)}' or no point to draw; skipping "
-            "roofline_measured.png (give --peak-fp32, --peak-fp16 and --bandwidth)", error=True)
+        skipped = write_measured_roofline(rows, roofline, args.peak_fp32, args.peak_fp16, args.bandwidth)
+        if skipped:
+            say(f"ncu_profile: warning: {skipped}", error=True)
+        else:
+            written.append(roofline)
     if (args.out / "worklog.csv").is_file():
         try:
             rewrite_table(args.out / "worklog.csv", rows, args.out / "table.md")

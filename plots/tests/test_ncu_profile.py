@@ -359,12 +359,27 @@ class TableAndPlotTest(unittest.TestCase):
 
     def test_make_plots_merges_a_profile(self):
         with tempfile.TemporaryDirectory() as out:
-            with contextlib.redirect_stdout(io.StringIO()):
+            stdout = io.StringIO()
+            with contextlib.redirect_stdout(stdout):
                 code = self.make_plots.main(["--csv", str(FIXTURES / "worklog.csv"), "--out", out,
                                              "--profile", str(FIXTURES / "profile.csv")])
             self.assertEqual(code, 0)
             self.assertIn("| PASS | latency (waiting for global/local memory) |",
                           (Path(out) / "table.md").read_text(encoding="utf-8"))
+            self.assertEqual(stdout.getvalue().splitlines()[-1], str(Path(out) / "roofline_measured.png"))
+            self.assertEqual((Path(out) / "roofline_measured.png").read_bytes()[:8], PNG_SIGNATURE)
+
+    def test_measured_roofline_needs_peaks(self):
+        rows = ncu_profile.load_profile(FIXTURES / "profile.csv")
+        for row in rows:
+            row["gpu"] = "Tesla T4"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "roofline_measured.png"
+            self.assertEqual(ncu_profile.write_measured_roofline(rows, path),
+                             "no datasheet peaks for 'Tesla T4'; skipping roofline_measured.png "
+                             "(give --peak-fp32, --peak-fp16 and --bandwidth)")
+            self.assertIsNone(ncu_profile.write_measured_roofline(rows, path, 8.1, 65.0, 320.0))
+            self.assertTrue(path.is_file())
 
     def test_make_plots_rejects_a_bad_profile(self):
         err = io.StringIO()
