@@ -9,7 +9,8 @@ unprofiled, then once between cudaProfilerStart and cudaProfilerStop, and ncu, s
 `--profile-from-start off`, profiles that launch and nothing else. Then cuBLAS, once per
 precision (`--profile cublas`, through the first step of that precision). ncu runs with
 `--clock-control none` (the GPU keeps its own clocks, as in the timed worklog) and a fixed list
-of metrics (METRIC_FIELDS, STALL_REASONS). It writes into DIR:
+of metrics (METRIC_FIELDS, STALL_REASONS), less any this ncu says it does not know (the run is
+repeated without them; their columns read n/a). It writes into DIR:
   profile.csv            one row per profiled kernel (PROFILE_COLUMNS)
   roofline_measured.png  each step at its measured FLOP per DRAM byte and per L2 byte
   ncu/<step>.ncu-rep     ncu's own reports, to open in the Nsight Compute GUI
@@ -149,49 +150,44 @@ def stall_metric(reason):
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
 
-# Metric families ncu knows without asking the GPU: --query-metrics does not list them.
-UNLISTED_FAMILIES = ("launch", "device")
-
-
 def metric_base(metric):
-    """dram__bytes_read.sum -> dram__bytes_read: the name --query-metrics lists."""
+    """dram__bytes_read.sum -> dram__bytes_read: the metric without its roll-up and sub-metric."""
     return metric.split(".", 1)[0]
 
 
-def metric_family(metric):
-    return metric.split("__", 1)[0]
+def is_rejected(metric, rejected):
+    """Whether ncu said it does not know this metric (by its full name or by its base name)."""
+    return metric in rejected or metric_base(metric) in rejected
 
 
-def offered(metric, listed):
-    """Whether ncu offers this metric, given the base names --query-metrics listed (None: unknown)."""
-    if listed is None or metric_family(metric) in UNLISTED_FAMILIES:
-        return True
-    families = {metric_family(name) for name in listed}
-    # A family the query did not list at all (gpu__time_duration, on some versions) is trusted.
-    return metric_base(metric) in listed or metric_family(metric) not in families
-
-
-def choose_metrics(listed):
-    """The metrics to ask ncu for: each field's first way that ncu offers, and the stall reasons it
-    offers. Returns (metrics in order, names of the fields and reasons this ncu cannot give)."""
+def choose_metrics(rejected=frozenset()):
+    """The metrics to ask ncu for: each field's first way that uses no metric ncu rejected, and the
+    stall reasons it did not reject. Returns (metrics in order, columns left without a way)."""
     metrics, missing = [], []
     for field in METRIC_FIELDS:
-        way = next((w for w in field.ways if all(offered(m, listed) for m in w.metrics)), None)
+        way = next((w for w in field.ways if not any(is_rejected(m, rejected) for m in w.metrics)), None)
         if way is None:
             missing.append(field.column)
         else:
             metrics += [m for m in way.metrics if m not in metrics]
-    for reason in STALL_REASONS:
-        if offered(stall_metric(reason), listed):
-            metrics.append(stall_metric(reason))
+    metrics += [stall_metric(r) for r in STALL_REASONS if not is_rejected(stall_metric(r), rejected)]
     return metrics, missing
 
 
-def parse_metric_listing(text):
-    """The base metric names in `ncu --query-metrics` output (first word of each line), or None."""
-    names = {line.split()[0] for line in text.splitlines()
-             if line.strip() and re.fullmatch(r"[a-z0-9]+__\w+", line.split()[0])}
-    return names or None
+# ncu refuses a run that asks for a metric it does not know, naming it as a regular expression:
+#   ==ERROR== Failed to find metric regex:^lts__t_bytes\.sum\.peak_sustained$
+#   ==ERROR== Failed to find metric regex:^sm__bogus_cycles\.(sum|min|max|avg|pct|ratio|max_rate)$
+REJECTED_METRIC = re.compile(r"Failed to find metric regex:\^?([A-Za-z0-9_]+(?:\\?\.[A-Za-z0-9_]+)*)")
+
+
+def rejected_metrics(output, asked):
+    """The metrics (full names where they were asked for as such, else base names) that ncu's
+    output says it does not know."""
+    rejected = set()
+    for name in REJECTED_METRIC.findall(output):
+        name = name.replace("\\.", ".")
+        rejected.add(name if name in asked else metric_base(name))
+    return rejected
 
 
 # ---- Reading ncu's CSV --------------------------------------------------------------------------
@@ -614,15 +610,6 @@ def list_steps(bin_dir):
                   if STEP_NAME.match(p.name) and p.is_file() and os.access(p, os.X_OK))
 
 
-def query_metrics(ncu, timeout):
-    """The base metric names this ncu offers on this GPU, or None if it would not say."""
-    try:
-        done = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_metric_listing(done.stdout) if done.returncode == 0 else None
-
-
 def profile_command(ncu, metrics, report, exe, size, target):
     n = str(size)
     return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
@@ -666,31 +653,61 @@ def read_outcome(output, returncode, step):
 
 
 def run_profile(ncu, exe, step, target, size, metrics, report, timeout):
-    """Profile one target ('step' or 'cublas') of one step executable; returns an Outcome."""
+    """Profile one target ('step' or 'cublas') of one step executable. Returns an Outcome and the
+    metrics ncu rejected (then the Outcome is an error and the run is worth repeating without them)."""
     report.unlink(missing_ok=True)
     command = profile_command(ncu, metrics, report, exe, size, target)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return Outcome(None, None, None, f"timed out after {timeout} s")
+        return Outcome(None, None, None, f"timed out after {timeout} s"), set()
     except OSError as e:
         raise Stop(EXIT_NO_NCU, f"cannot run {ncu}: {e}") from None
     output = done.stdout + done.stderr
+    rejected = rejected_metrics(output, metrics)
+    if rejected:
+        return Outcome(None, None, None, f"ncu does not know {', '.join(sorted(rejected))}"), rejected
     outcome = read_outcome(output, done.returncode, step)
     if outcome.skipped or outcome.error:
-        return outcome
+        return outcome, set()
     if not report.is_file():
         errors = " ".join(line for line in output.splitlines() if line.startswith("==ERROR=="))
-        return outcome._replace(error=f"ncu wrote no report ({errors or 'no kernel was profiled'})")
+        return outcome._replace(error=f"ncu wrote no report ({errors or 'no kernel was profiled'})"), set()
     try:
         imported = subprocess.run(import_command(ncu, report), capture_output=True, text=True,
                                   timeout=timeout, env={**os.environ, "LC_ALL": "C"})
         kernels = parse_ncu_csv(imported.stdout)
     except (OSError, subprocess.TimeoutExpired, NcuCsvError) as e:
-        return outcome._replace(error=f"cannot read the report {report}: {e}")
+        return outcome._replace(error=f"cannot read the report {report}: {e}"), set()
     if not kernels:
-        return outcome._replace(error="ncu profiled no kernel")
-    return outcome._replace(kernels=kernels)
+        return outcome._replace(error="ncu profiled no kernel"), set()
+    return outcome._replace(kernels=kernels), set()
+
+
+class Profiler:
+    """Runs ncu on the step executables, numbering the runs. It asks for the Hopper metric names
+    first; a name this ncu rejects is dropped (its column takes its next way, or reads n/a) and the
+    run repeated, and later runs no longer ask for it."""
+
+    def __init__(self, ncu, bin_dir, size, reports, timeout):
+        self.ncu, self.bin_dir, self.size, self.reports, self.timeout = ncu, bin_dir, size, reports, timeout
+        self.rejected = set()
+        self.runs = itertools.count(1)
+
+    def profile(self, step, target, label):
+        """Profile `target` ('step' or 'cublas') through the executable of `step`; an Outcome."""
+        say(f"[{next(self.runs)}] {label} {self.size}x{self.size}x{self.size}")
+        report = self.reports / (f"{step}.ncu-rep" if target == "step" else f"{CUBLAS}_{step}.ncu-rep")
+        while True:
+            metrics = choose_metrics(self.rejected)[0]
+            outcome, rejected = run_profile(self.ncu, self.bin_dir / step, step, target, self.size, metrics,
+                                            report, self.timeout)
+            if not rejected - self.rejected:  # nothing new to leave out: this is the answer
+                return outcome
+            self.rejected |= rejected
+            missing = choose_metrics(self.rejected)[1]
+            say(f"ncu_profile: note: this ncu does not know {', '.join(sorted(rejected))}; asking again "
+                "without it" + (f" (n/a in profile.csv: {', '.join(missing)})" if missing else ""))
 
 
 # ---- The run ------------------------------------------------------------------------------------
@@ -716,26 +733,13 @@ def say(message, error=False):
 def profile_all(args, ncu, steps):
     """Profile every step, then cuBLAS once per precision (through the first step of that
     precision that was profiled); returns (profile.csv rows, names of the failed profiles)."""
-    listed = query_metrics(ncu, args.timeout)
-    metrics, unavailable = choose_metrics(listed)
-    if listed is None:
-        say("ncu_profile: note: ncu --query-metrics gave no list; asking for the Hopper metric names")
-    if unavailable:
-        say(f"ncu_profile: note: this ncu and GPU offer no metric for {', '.join(unavailable)} "
-            "(n/a in profile.csv)")
     reports = args.out / "ncu"
     reports.mkdir(parents=True, exist_ok=True)
+    profiler = Profiler(ncu, args.bin_dir, args.size, reports, args.timeout)
     shape = (args.size,) * 3
-    run_number = itertools.count(1)
-
-    def profile(step, target, label):
-        say(f"[{next(run_number)}] {label} {args.size}x{args.size}x{args.size}")
-        report = reports / (f"{step}.ncu-rep" if target == "step" else f"{CUBLAS}_{step}.ncu-rep")
-        return run_profile(ncu, args.bin_dir / step, step, target, args.size, metrics, report, args.timeout)
-
     rows, failures, first_step_of = [], [], {}
     for step in steps:
-        outcome = profile(step, "step", step)
+        outcome = profiler.profile(step, "step", step)
         if outcome.skipped:
             say(f"ncu_profile: skipping {step}: {outcome.skipped}")
         elif outcome.error:
@@ -745,7 +749,7 @@ def profile_all(args, ncu, steps):
             first_step_of.setdefault(outcome.precision, step)
             rows += [kernel_row(k, step, outcome.precision, shape) for k in outcome.kernels]
     for precision, step in first_step_of.items():
-        outcome = profile(step, "cublas", f"{CUBLAS} {precision} (through {step})")
+        outcome = profiler.profile(step, "cublas", f"{CUBLAS} {precision} (through {step})")
         if outcome.kernels:
             rows += [kernel_row(k, CUBLAS, precision, shape) for k in outcome.kernels]
         else:

@@ -168,42 +168,38 @@ class ParsingEdgeTest(unittest.TestCase):
 
 
 class MetricChoiceTest(unittest.TestCase):
-    LISTING = textwrap.dedent("""\
-        Device NVIDIA H100 80GB HBM3 (GH100)
-        ----------------------------------- -------------- ----------------------------------------
-        Metric Name                         Metric Type    Metric Description
-        dram__bytes_read                    Counter        # of bytes read from DRAM
-        gpu__time_duration                  Counter        total duration in nanoseconds
-        lts__t_sectors                      Counter        # of LTS sectors
-        smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active  Ratio  average # of warps ...
-        """)
-
-    def test_listing_is_read(self):
-        self.assertEqual(ncu_profile.parse_metric_listing(self.LISTING),
-                         {"dram__bytes_read", "gpu__time_duration", "lts__t_sectors",
-                          "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active"})
-        self.assertIsNone(ncu_profile.parse_metric_listing("==ERROR== something went wrong\n"))
-
-    def test_first_offered_way_wins(self):
-        metrics, missing = ncu_profile.choose_metrics(ncu_profile.parse_metric_listing(self.LISTING))
-        self.assertIn("lts__t_sectors.sum", metrics)
-        self.assertNotIn("lts__t_bytes.sum", metrics)
-        self.assertNotIn("dram__bytes_write.sum", metrics)  # dram__ is listed, this one is not
-        self.assertIn("dram_write_bytes", missing)
-        self.assertIn("launch__registers_per_thread", metrics)  # launch__ is never listed
-        self.assertIn("sm__throughput.avg.pct_of_peak_sustained_elapsed", metrics)  # sm__ family not listed
-        stalls = [m for m in metrics if "issue_stalled" in m]
-        self.assertEqual(stalls, [ncu_profile.stall_metric("long_scoreboard")])
-
-    def test_without_a_listing_ask_for_the_first_ways(self):
-        metrics, missing = ncu_profile.choose_metrics(None)
+    def test_everything_first(self):
+        metrics, missing = ncu_profile.choose_metrics()
         self.assertEqual(missing, [])
+        self.assertEqual(metrics[:3],
+                         ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"])
         self.assertIn("lts__t_bytes.sum", metrics)
-        self.assertNotIn("lts__t_sectors.sum", metrics)
+        self.assertNotIn("lts__t_sectors.sum", metrics)  # a second way, not asked for
         self.assertIn("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", metrics)
+        self.assertEqual(metrics.count("lts__cycles_elapsed.avg.per_second"), 1)
         self.assertEqual(len(metrics), len(set(metrics)))
         self.assertEqual(sum("issue_stalled" in m for m in metrics), len(ncu_profile.STALL_REASONS))
         self.assertNotIn(ncu_profile.stall_metric("selected"), metrics)
+
+    def test_a_rejected_metric_takes_its_next_way(self):
+        metrics, missing = ncu_profile.choose_metrics({"lts__t_bytes", ncu_profile.metric_base(
+            ncu_profile.stall_metric("gmma")), "dram__bytes_write.sum"})
+        self.assertIn("lts__t_sectors.sum", metrics)  # l2_bytes and the L2 roof, in sectors
+        self.assertIn("lts__t_sectors.sum.peak_sustained", metrics)
+        self.assertNotIn("lts__t_bytes.sum", metrics)
+        self.assertNotIn(ncu_profile.stall_metric("gmma"), metrics)
+        self.assertEqual(missing, ["dram_write_bytes"])
+
+    def test_rejected_names_in_ncu_output(self):
+        output = textwrap.dedent("""\
+            ==PROF== Connected to process 20101 (/work/build/bin/01_naive)
+            ==ERROR== Failed to find metric regex:^lts__t_bytes\\.sum\\.peak_sustained$
+            ==ERROR== Failed to find metric regex:^sm__bogus_cycles\\.(sum|min|max|avg|pct|ratio|max_rate)$
+            ==ERROR== Failed to find metric regex:^gpu__dram_throughput.(...)$
+            """)
+        self.assertEqual(ncu_profile.rejected_metrics(output, ["lts__t_bytes.sum.peak_sustained"]),
+                         {"lts__t_bytes.sum.peak_sustained", "sm__bogus_cycles", "gpu__dram_throughput"})
+        self.assertEqual(ncu_profile.rejected_metrics("==PROF== Disconnected from process 1\n", []), set())
 
 
 class IntensityTest(unittest.TestCase):
@@ -410,20 +406,24 @@ class TableAndPlotTest(unittest.TestCase):
 
 # ---- The driver, against a fake ncu and fake steps -------------------------------------------------
 
-# Stands in for ncu: logs its arguments; answers --query-metrics (exit 1: no list) and --import
-# (prints the fixture the report names); otherwise runs the program after its options, as ncu
-# does, and writes a "report" naming the fixture that stands for what was profiled.
+# Stands in for ncu: logs its arguments; answers --import (prints the fixture the report names);
+# refuses, as ncu does, a run that asks for a metric in FAKE_NCU_UNKNOWN (comma-separated base
+# names); otherwise runs the program after its options, as ncu does, and writes a "report" naming
+# the fixture that stands for what was profiled.
 FAKE_NCU = """#!PYTHON
 import os, re, subprocess, sys
 args = sys.argv[1:]
 with open(os.environ["FAKE_NCU_LOG"], "a") as log:
     log.write("ncu " + " ".join(args) + "\\n")
-if "--query-metrics" in args:
-    sys.exit(1)
 if "--import" in args:
     with open(args[args.index("--import") + 1]) as report:
         sys.stdout.write(open(report.read()).read())
     sys.exit(0)
+for unknown in filter(None, os.environ.get("FAKE_NCU_UNKNOWN", "").split(",")):
+    for metric in args[args.index("--metrics") + 1].split(","):
+        if metric.split(".")[0] == unknown:
+            print("==ERROR== Failed to find metric regex:^" + metric.replace(".", "\\\\.") + "$")
+            sys.exit(1)
 program = next(i for i, a in enumerate(args) if os.path.isfile(a) and os.access(a, os.X_OK))
 run = subprocess.run(args[program:], capture_output=True, text=True)
 print("==PROF== Connected to process 4242 (" + args[program] + ")")
@@ -536,6 +536,22 @@ class DriverTest(unittest.TestCase):
             self.assertIn("limited by (measured)", (self.out / "table.md").read_text(encoding="utf-8"))
         else:
             self.assertEqual(published, ["profile.csv"])
+
+    def test_metrics_this_ncu_does_not_know_are_dropped(self):
+        self.add_step("01_naive")
+        self.add_step("02_block_tiling")
+        code, stdout, stderr = self.run_driver(
+            FAKE_NCU_UNKNOWN="sm__pipe_tensor_cycles_active,smsp__sass_inst_executed_op_shared_st")
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("ncu_profile: note: this ncu does not know sm__pipe_tensor_cycles_active"
+                      ".avg.pct_of_peak_sustained_elapsed; asking again without it\n", stdout)
+        self.assertIn("ncu_profile: note: this ncu does not know smsp__sass_inst_executed_op_shared_st.sum; "
+                      "asking again without it (n/a in profile.csv: shared_st_instructions)\n", stdout)
+        profiles = [c for c in self.calls() if c.startswith("ncu ") and "--export" in c]
+        self.assertEqual(len(profiles), 3 + 2)  # 01 three times, then 02 and cuBLAS FP32 once each
+        self.assertIn("sm__pipe_tensor_op_hmma_cycles_active", profiles[-1])
+        self.assertNotIn("smsp__sass_inst_executed_op_shared_st", profiles[-1])
+        self.assertEqual(len(ncu_profile.load_profile(self.out / "profile.csv")), 4)
 
     def test_no_counter_access_exits_4(self):
         self.add_step("01_naive")
