@@ -32,7 +32,9 @@ __global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem
   const float* a = p.a + row * p.k;  // walks along the row: stride 1
   const float* b = p.b + col;        // walks down the column: stride N
   float acc = 0.0f;
+  // LAB BEGIN: Add to acc the dot product of row `row` of A (a[0 .. K-1]) and column `col` of B (b, b + N, ...).
   for (int i = 0; i < p.k; ++i, b += p.n) acc += a[i] * *b;
+  // LAB END
 
   // Write back.
   store_c(p.c + row * p.n + col, acc, p.alpha, p.beta);

@@ -67,6 +67,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     }
     __syncthreads();
 
+    // LAB BEGIN: For each i of the slice, update the thread's whole patch: acc[y][x] belongs to row
+    // LAB: ty + y·threads_y and column tx + x·threads_x of the tile (as in the write-back below).
     // Compute: every thread updates its whole patch for each i of the slice.
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i)
@@ -75,6 +77,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
 #pragma unroll
         for (int x = 0; x < thread_tile_n; ++x)
           acc[y][x] += a_tile[ty + y * threads_y][i] * b_tile[i][tx + x * threads_x];
+    // LAB END
     __syncthreads();
   }
 

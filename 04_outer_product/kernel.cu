@@ -117,6 +117,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   // piece of B into registers, then their outer product into the accumulators.
   float acc[thread_tile_m][thread_tile_n] = {};
   auto multiply_slice = [&](int buf) {
+    // LAB BEGIN: For each k of the slice, load the thread's rows of a_tile[buf] and columns of b_tile[buf]
+    // LAB: (those the write-back gives acc[y][x]) into registers with float4 loads; add their outer product to acc.
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i) {
       float a_col[thread_tile_m], b_row[thread_tile_n];
@@ -135,6 +137,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
 #pragma unroll
         for (int x = 0; x < thread_tile_n; ++x) acc[y][x] += a_col[y] * b_row[x];
     }
+    // LAB END
   };
 
   // Main loop, double-buffered: slice t+1 travels from global memory while slice t is multiplied.

@@ -67,6 +67,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
   const int k_steps = int(ceil_div(p.k, fragment_size));
   for (int s = 0; s < k_steps; ++s) {
     const int k0 = s * fragment_size;
+    // LAB BEGIN: Load this slice's fragments_m A and fragments_n B fragments of the warp tile, all before the
+    // LAB: first product (load_fragment handles any tile), then add each product to its accumulator acc[i][j].
     // Load the slice's fragments, all of them before the first product so that their loads are
     // in flight together: a column of A fragments, each of which serves fragments_n products, and
     // a row of B fragments, each serving fragments_m. Slices that lie wholly inside the matrices
@@ -102,6 +104,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     for (int i = 0; i < fragments_m; ++i)
 #pragma unroll
       for (int j = 0; j < fragments_n; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+    // LAB END
   }
 
   // Write back every accumulator, with alpha and beta.

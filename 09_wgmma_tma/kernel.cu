@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(Config<block_tile_m, block_tile_n, block_tile_
 // 128 × 256 block tile, K-slices of 64, 4 stages: 4 × 48 KiB of shared memory.
 constexpr int block_tile_m = 128, block_tile_n = 256, block_tile_k = 64, stages = 4;
 // Shapes TMA cannot describe go to this step's kernel instead.
-constexpr const char* unaligned_fallback = "06_multiwarp_wmma";  // TEMP until 08 lands
+constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
 
 void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
   using C = Config<block_tile_m, block_tile_n, block_tile_k, stages>;

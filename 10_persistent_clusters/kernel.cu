@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(threads, 1)
 
 constexpr int stages = 4;
 // Shapes TMA cannot describe go to this step's kernel instead.
-constexpr const char* unaligned_fallback = "06_multiwarp_wmma";  // TEMP until 08 lands
+constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
 
 template <int cluster_size, bool staged_epilogue>
 void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int group_rows) {

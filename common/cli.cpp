@@ -64,6 +64,11 @@ Options parse_options(const std::vector<std::string>& args) {
          if (v.empty()) fail(f + " expects a variant name");
          o.variant = v;
        }},
+      {"--initial-c", [&](auto& f, auto& v) {
+         if (v == "random") o.initial_c = InitialC::random;
+         else if (v == "nan") o.initial_c = InitialC::nan;
+         else fail(f + " expects 'random' or 'nan' (got '" + v + "')");
+       }},
       {"--csv", [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a file name");
          o.csv_path = v;
@@ -102,6 +107,8 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     it->second(flag, value);
   }
+  // NaN times a non-zero beta is NaN everywhere, in cuBLAS's result too: nothing left to check.
+  if (o.initial_c == InitialC::nan && o.beta != 0.0f) fail("--initial-c nan needs --beta 0");
   if (o.profile != ProfileTarget::none) {
     // A profile run launches once and measures nothing itself: a CSV row would have no numbers.
     if (!o.csv_path.empty()) fail("--profile cannot be combined with --csv (a profile run times nothing)");
@@ -120,6 +127,8 @@ cuBLAS on the same random inputs, checks the result, and times both.
   --warmup W            untimed runs before timing (default 5)
   --iters I             timed runs; the median is reported (default 20, at least 1)
   --seed S              seed of the random inputs (default 2024)
+  --initial-c C         what C holds before the product: random (default) or nan, which
+                        needs beta 0 and shows that C is never read
   --no-check            skip the comparison with cuBLAS
   --no-cublas           run no cuBLAS at all (implies --no-check): only this step's kernel runs,
                         as the compute-sanitizer tests want

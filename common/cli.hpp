@@ -21,6 +21,10 @@ enum ExitCode : int {
   exit_no_device = 77,       // no CUDA device (77 is what CTest is told means "skipped")
 };
 
+// What C holds before the product: random values, or NaN everywhere (with beta = 0 a correct
+// kernel never reads C, so no NaN may reach the result).
+enum class InitialC { random, nan };
+
 // --profile: what runs, once, between cudaProfilerStart and cudaProfilerStop (for
 // `ncu --profile-from-start off`, which then sees that one kernel and nothing else).
 enum class ProfileTarget { none, step, cublas };
@@ -29,6 +33,7 @@ struct Options {
   Shape shape{4096, 4096, 4096};
   float alpha = 1.0f;
   float beta = 0.0f;
+  InitialC initial_c = InitialC::random;
   int warmup = 5;
   int iters = 20;
   std::uint64_t seed = 2024;

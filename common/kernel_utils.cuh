@@ -32,13 +32,47 @@ __device__ inline TileOrigin block_tile_origin(int n, int tile_rows, int tile_co
   return {(long long)(blockIdx.x / tiles_per_row) * tile_rows, (long long)(blockIdx.x % tiles_per_row) * tile_cols};
 }
 
+// The same, with the tiles numbered in grouped order (grouped_tile, gemm_math.hpp): groups of
+// group_rows rows of tiles, column by column inside a group, so that the blocks resident at the
+// same time share a few panels of A and B in L2. The grid is tile_grid's.
+//   group_rows = 2, 5 × 3 tiles:   0  2  4     (row-major:  0  1  2
+//                                   1  3  5                  3  4  5
+//                                   6  8 10                  6  7  8 …)
+//                                   7  9 11
+//                                  12 13 14
+__device__ inline TileOrigin grouped_block_tile_origin(int m, int n, int tile_rows, int tile_cols, int group_rows) {
+  const TileIndex t = grouped_tile(blockIdx.x, int(ceil_div(m, tile_rows)), int(ceil_div(n, tile_cols)), group_rows);
+  return {(long long)t.row * tile_rows, (long long)t.col * tile_cols};
+}
+
 // c = alpha·acc + beta·c. With beta == 0, C is not read, so whatever C held (even NaN) cannot
 // leak into the result: BLAS semantics, which cuBLAS follows too.
 __device__ __forceinline__ void store_c(float* c, float acc, float alpha, float beta) {
   *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
+// A kernel that uses more than 48 KiB of dynamic shared memory must say so before its first launch
+// (cudaFuncSetAttribute); this does it once per kernel and process.
+template <auto kernel>
+void allow_dynamic_shared_memory(int bytes) {
+  static const bool done = [bytes] {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), __FILE__, __LINE__);
+    return true;
+  }();
+  (void)done;
+}
+
 // Every launch is followed by this, so that a bad configuration is reported where it happened.
 #define WORKLOG_CHECK_LAUNCH() ::worklog::check_cuda(cudaGetLastError(), __FILE__, __LINE__)
+
+// Launches `kernel`(problem, extra…) with one block of `threads` per tile_rows × tile_cols tile of C
+// (tile_grid) and `shared_bytes` of dynamic shared memory, opting in above 48 KiB.
+template <auto kernel, class Problem, class... Extra>
+void launch_over_tiles(const Problem& p, int tile_rows, int tile_cols, int threads, int shared_bytes,
+                       cudaStream_t stream, Extra... extra) {
+  allow_dynamic_shared_memory<kernel>(shared_bytes);
+  kernel<<<tile_grid({p.m, p.n, p.k}, tile_rows, tile_cols), threads, shared_bytes, stream>>>(p, extra...);
+  WORKLOG_CHECK_LAUNCH();
+}
 
 }  // namespace worklog

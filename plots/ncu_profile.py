@@ -3,6 +3,7 @@
 
     python3 plots/ncu_profile.py --bin-dir BUILD/bin --out DIR [--size 4096] [--ncu PATH]
         [--publish DIR] [--timeout SECONDS] [--peak-fp32 T --peak-fp16 T --bandwidth GBS]
+        [--venv BUILD/plots-venv]
 
 Each step executable runs once under ncu with `--profile step`: it launches its kernel once
 unprofiled, then once between cudaProfilerStart and cudaProfilerStop, and ncu, started with
@@ -11,22 +12,24 @@ precision (`--profile cublas`, through the first step of that precision). ncu ru
 `--clock-control none` (the GPU keeps its own clocks, as in the timed worklog) and a fixed list
 of metrics (METRIC_FIELDS, STALL_REASONS), less any this ncu says it does not know (the run is
 repeated without them; their columns read n/a). It writes into DIR:
-  profile.csv            one row per profiled kernel (PROFILE_COLUMNS)
-  roofline_measured.png  each step at its measured FLOP per DRAM byte and per L2 byte
+  profile.csv            one row per profiled kernel (profile_csv.PROFILE_COLUMNS)
   ncu/<step>.ncu-rep     ncu's own reports, to open in the Nsight Compute GUI
+and then runs make_plots on DIR (make_plots.draw_results), which draws
+  roofline_measured.png  each step at its measured FLOP per DRAM byte and per L2 byte
   table.md               rewritten with the "limited by (measured)" column, when DIR/worklog.csv
-                         (from run_worklog.py) is there
-The steps are those listed in BUILD/bin/worklog_steps.txt (the build's manifest) or, without
-it, the NN_name executables in BUILD/bin. A step the GPU cannot run (exit code 4: for example a
-Hopper-only step on another GPU) is skipped with a line saying why.
+                         (from run_worklog.py) is there (the worklog's charts are redrawn too)
+with a Python that has matplotlib, as the worklog does (--venv); without one, profile.csv and
+table.md are still written, and one line says how to get the chart.
+The steps are those listed in BUILD/bin/worklog_steps.txt, the build's list of steps, read as
+run_worklog.py reads it. A step the GPU cannot run (exit code 4: for example a Hopper-only step
+on another GPU) is skipped with a line saying why.
 
 Exit codes: 0 every step (not skipped) and cuBLAS profiled; 1 a profile failed (the others are
-still written); 2 bad arguments or no step executables; 3 ncu not found; 4 ncu cannot read the
-GPU's performance counters (permissions: ERR_NVGPUCTRPERM); 77 no CUDA device.
+still written); 2 bad arguments, no list of steps, or no step executables; 3 ncu not found; 4 ncu
+cannot read the GPU's performance counters (permissions: ERR_NVGPUCTRPERM); 77 no CUDA device.
 """
 import argparse
 import csv
-import importlib.util
 import io
 import itertools
 import math
@@ -39,18 +42,17 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-from arguments import add_peak_arguments, positive_int
-from csv_input import InputError, read_rows
+import make_plots
+import plots_env
+from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int
+from profile_csv import CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals, write_profile
+from run_worklog import NO_DEVICE, UNSUPPORTED_GPU, Stop, built_steps, publish
 
 # ---- Exit codes (documented above and in README.md) -------------------------------------------
 
 EXIT_OK, EXIT_PROFILE_FAILED, EXIT_BAD_ARGUMENT = 0, 1, 2
 EXIT_NO_NCU, EXIT_NO_COUNTER_ACCESS, EXIT_NO_DEVICE = 3, 4, 77
-STEP_UNSUPPORTED_GPU, STEP_NO_DEVICE = 4, 77  # the step executables' exit codes (cli.hpp)
-
-MANIFEST = "worklog_steps.txt"  # the build's list of steps, one per line, beside the executables
-STEP_NAME = re.compile(r"^\d\d_\w+$")
-CUBLAS = "cuBLAS"  # the step column of cuBLAS's rows
+PUBLISHED = ("profile.csv", "roofline_measured.png", "table.md")  # what --publish copies, when written
 
 # ---- The metrics ------------------------------------------------------------------------------
 # Each profile.csv column comes from the first of its ways whose metrics this ncu and GPU offer;
@@ -131,18 +133,7 @@ STALL_REASONS = (
     "long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle", "barrier", "math_pipe_throttle",
     "wait", "not_selected", "gmma", "dispatch_stall", "no_instruction", "branch_resolving", "membar", "drain",
     "sleeping", "tex_throttle", "imc_miss", "misc",
-)
-# What a warp stalled for each reason waits for, in words, for the "limited by" column.
-STALL_WORDS = {
-    "long_scoreboard": "global/local memory", "short_scoreboard": "shared-memory (MIO) results",
-    "mio_throttle": "the shared-memory (MIO) queue", "lg_throttle": "the global-memory queue",
-    "barrier": "a __syncthreads barrier", "math_pipe_throttle": "a busy math pipe",
-    "wait": "fixed-latency dependencies", "not_selected": "the scheduler (other warps issue)",
-    "gmma": "wgmma results", "dispatch_stall": "dispatch", "no_instruction": "instruction fetch",
-    "branch_resolving": "branch targets", "membar": "memory barriers", "drain": "stores to drain",
-    "sleeping": "nanosleep", "tex_throttle": "the texture queue", "imc_miss": "the constant cache",
-    "misc": "miscellaneous reasons",
-}
+)  # profile_csv.STALL_WORDS says what each waits for, in the same order
 
 
 def stall_metric(reason):
@@ -282,20 +273,7 @@ def _kernels_from_details(header, body):
     return list(kernels.values())
 
 
-# ---- profile.csv --------------------------------------------------------------------------------
-
-PROFILE_COLUMNS = (
-    "step precision kernel m n k duration_ns tflops dram_read_bytes dram_write_bytes l2_bytes "
-    "dram_flop_per_byte l2_flop_per_byte shared_wavefronts shared_bank_conflicts "
-    "shared_ld_instructions shared_st_instructions instructions achieved_occupancy_pct "
-    "registers_per_thread shared_mem_per_block_bytes sm_throughput_pct memory_throughput_pct "
-    "dram_throughput_pct l2_throughput_pct l1_throughput_pct issue_active_pct tensor_pipe_pct "
-    "top_stall top_stall_per_issue second_stall second_stall_per_issue limited_by "
-    "l2_peak_bytes_per_second gpu"
-).split()
-TEXT_COLUMNS = {"step", "precision", "kernel", "top_stall", "second_stall", "limited_by", "gpu"}
-MISSING = "n/a"  # what profile.csv holds where ncu gave no value
-
+# ---- profile.csv's rows -------------------------------------------------------------------------
 
 def field_value(field, metrics):
     """The column's value from a kernel's metrics: its first way with every metric present."""
@@ -315,15 +293,6 @@ def top_stalls(metrics, count=2):
     return sorted(found, key=lambda pair: -pair[1])[:count]  # sorted() is stable: ties keep list order
 
 
-def gemm_flops(m, n, k):
-    return 2.0 * m * n * k
-
-
-def flop_per_byte(flops, nbytes):
-    """Arithmetic intensity; None when the byte count is missing or zero."""
-    return flops / nbytes if nbytes else None
-
-
 def kernel_row(kernel, step, precision, shape):
     """One profile.csv row (as numbers and strings, None where missing) from one ncu kernel."""
     row = dict.fromkeys(PROFILE_COLUMNS)
@@ -335,247 +304,7 @@ def kernel_row(kernel, step, precision, shape):
     return row
 
 
-def add_step_totals(rows):
-    """Fill the columns that belong to a whole step (all of its kernels: one, in practice):
-    TFLOP/s and FLOP per DRAM and per L2 byte; and each kernel's limited_by."""
-    for totals in step_totals(rows):
-        for row in totals["rows"]:
-            row["tflops"] = totals["tflops"]
-            row["dram_flop_per_byte"] = flop_per_byte(totals["flops"], totals["dram_bytes"])
-            row["l2_flop_per_byte"] = flop_per_byte(totals["flops"], totals["l2_bytes"])
-    for row in rows:
-        row["limited_by"] = limited_by(row)
-    return rows
-
-
-def _total(rows, *columns):
-    """The sum of these columns over the rows; None if any value is missing."""
-    values = [row[c] for row in rows for c in columns]
-    return None if any(v is None for v in values) else sum(values)
-
-
-def step_totals(rows):
-    """Per (step, precision), in order: the GEMM's FLOPs and the time and bytes of all its kernels."""
-    groups = {}
-    for row in rows:
-        groups.setdefault((row["step"], row["precision"]), []).append(row)
-    result = []
-    for (step, precision), group in groups.items():
-        first = group[0]
-        flops = gemm_flops(first["m"], first["n"], first["k"])
-        nanoseconds = _total(group, "duration_ns")
-        result.append({
-            "step": step, "precision": precision, "rows": group, "flops": flops,
-            "tflops": flops / nanoseconds / 1e3 if nanoseconds else None,
-            "dram_bytes": _total(group, "dram_read_bytes", "dram_write_bytes"),
-            "l2_bytes": _total(group, "l2_bytes"),
-        })
-    return result
-
-
-def format_cell(value):
-    """Counts as integers (5230400, not 5.2304e+06: unit scaling can leave 5230399.999999999),
-    other numbers to 6 significant digits, missing values as n/a."""
-    if value is None:
-        return MISSING
-    if isinstance(value, float):
-        nearest = round(value)
-        if abs(value) >= 1 and abs(value - nearest) <= 1e-9 * abs(value):
-            return str(nearest)
-        return f"{value:.6g}"
-    return str(value)
-
-
-def write_profile(rows, path):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(PROFILE_COLUMNS)
-        for row in rows:
-            writer.writerow([format_cell(row[c]) for c in PROFILE_COLUMNS])
-
-
-def load_profile(path):
-    """Read a profile.csv back: numbers as floats, "n/a" as None. Raises InputError."""
-    return read_rows(path, _check_profile_header, _profile_row)
-
-
-def _check_profile_header(path, header):
-    missing = [c for c in PROFILE_COLUMNS if c not in (header or [])]
-    if missing:
-        raise InputError(f"{path}: not a profile.csv: missing columns: {', '.join(missing)}")
-
-
-def _profile_row(raw, where):
-    row = {}
-    for column in PROFILE_COLUMNS:
-        text = (raw.get(column) or "").strip()
-        if text in ("", MISSING):
-            row[column] = None
-        elif column in TEXT_COLUMNS:
-            row[column] = text
-        else:
-            try:
-                row[column] = float(text)
-            except ValueError:
-                raise InputError(f"{where}: column '{column}' is not a number: {text!r}") from None
-    return row
-
-
-# ---- What limits each kernel, from its counters -------------------------------------------------
-# The rule, in this order (a unit "busy" at BUSY_PCT % of its peak or more):
-#   1. tensor pipe:  the tensor pipe is busy.
-#   2. shared-memory bank conflicts:  at least CONFLICT_SHARE of the shared-memory wavefronts are
-#      conflict replays, and shared memory is what the warps feel: L1/shared throughput is busy,
-#      or the top stall is one of SHARED_MEMORY_STALLS.
-#   3. memory bandwidth or issue:  the memory system (its busiest unit) or the SM (instruction
-#      issue, or the busiest of its pipes) is busy; when both are, the busier one. "memory
-#      bandwidth" names the busiest of DRAM, L2 and L1/shared.
-#   4. latency:  nothing is busy, so warps wait: the top stall reason says for what.
-# 60 % is Nsight Compute's own line in its Speed Of Light guidance: under 60 % of peak for both
-# compute and memory, a kernel is latency-bound.
-BUSY_PCT = 60.0
-CONFLICT_SHARE = 0.2
-SHARED_MEMORY_STALLS = ("mio_throttle", "short_scoreboard")
-# The memory levels "memory bandwidth" names, by their throughput columns.
-MEMORY_LEVELS = (("dram_throughput_pct", "DRAM"), ("l2_throughput_pct", "L2"),
-                 ("l1_throughput_pct", "L1/shared"))
-
-
-def limited_by(row):
-    """What limits the kernel of one profile.csv row, in words (see the rule above)."""
-    def pct(column):
-        return row.get(column) if row.get(column) is not None else 0.0
-
-    if row.get("sm_throughput_pct") is None and row.get("memory_throughput_pct") is None:
-        return MISSING
-    if pct("tensor_pipe_pct") >= BUSY_PCT:
-        return "tensor pipe"
-    wavefronts, conflicts = row.get("shared_wavefronts"), row.get("shared_bank_conflicts")
-    if wavefronts and conflicts is not None and conflicts / wavefronts >= CONFLICT_SHARE and (
-            pct("l1_throughput_pct") >= BUSY_PCT or row.get("top_stall") in SHARED_MEMORY_STALLS):
-        return "shared-memory bank conflicts"
-    memory = pct("memory_throughput_pct")
-    issue = max(pct("issue_active_pct"), pct("sm_throughput_pct"))
-    if max(memory, issue) >= BUSY_PCT:
-        if memory < issue:
-            return "issue"
-        levels = [(pct(column), name) for column, name in MEMORY_LEVELS if row.get(column) is not None]
-        return f"memory bandwidth ({max(levels)[1]})" if levels else "memory bandwidth"
-    stall = row.get("top_stall")
-    return f"latency (waiting for {STALL_WORDS.get(stall, stall)})" if stall else "latency"
-
-
-def limited_by_step(rows):
-    """{(step, precision, (m, n, k)): words} for the results table (make_plots.build_table): what
-    limits each step's longest-running kernel (its only one, in practice)."""
-    result = {}
-    for totals in step_totals(rows):
-        longest = max(totals["rows"], key=lambda r: r["duration_ns"] or 0.0)
-        shape = tuple(int(longest[c]) for c in "mnk")
-        result[(totals["step"], totals["precision"], shape)] = limited_by(longest)
-    return result
-
-
-# ---- The measured roofline ----------------------------------------------------------------------
-
-def roofline_points(rows):
-    """Per step (and cuBLAS): (label, precision, FLOP/DRAM byte, FLOP/L2 byte, TFLOP/s); steps
-    without a time or any byte count are left out."""
-    points = []
-    for t in step_totals(rows):
-        dram, l2 = flop_per_byte(t["flops"], t["dram_bytes"]), flop_per_byte(t["flops"], t["l2_bytes"])
-        if t["tflops"] and (dram or l2):
-            label = f"{CUBLAS} {t['precision'].upper()}" if t["step"] == CUBLAS else t["step"]
-            points.append((label, t["precision"], dram, l2, t["tflops"]))
-    return points
-
-
-def measured_l2_bandwidth(rows):
-    """The L2 roof in GB/s: the median of the kernels' ncu L2 peaks (None when ncu gave none)."""
-    peaks = sorted(r["l2_peak_bytes_per_second"] for r in rows if r["l2_peak_bytes_per_second"])
-    return peaks[len(peaks) // 2] / 1e9 if peaks else None
-
-
-def plot_measured_roofline(rows, path, peaks):
-    """The hierarchical roofline: each step at FLOP/DRAM byte (filled) and FLOP/L2 byte (hollow),
-    joined, at its profiled TFLOP/s; roofs: make_plots' datasheet compute and DRAM peaks and
-    ncu's L2 peak. Needs matplotlib (imported here, so that profiling works without it)."""
-    import make_plots
-    import matplotlib
-    matplotlib.use("Agg")  # straight to a PNG file: no display needed
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    points = roofline_points(rows)
-    memory_roofs = [(f"DRAM {peaks[2]:g} GB/s (datasheet)", peaks[2], "-")]
-    l2_bandwidth = measured_l2_bandwidth(rows)
-    if l2_bandwidth:
-        memory_roofs.append((f"L2 {l2_bandwidth:.0f} GB/s (ncu peak)", l2_bandwidth, "--"))
-    fig, ax = plt.subplots(figsize=(9.5, 6))
-    # The roofs are named in the legend, not on the chart: measured DRAM intensities are high (the
-    # caches serve most operand reads), so the points crowd the right end, where the ceilings end.
-    make_plots.draw_roofs(ax, peaks, [x for p in points for x in p[2:4] if x], [p[4] for p in points],
-                          memory_roofs, labels_on_lines=False)
-    for label, precision, dram, l2, tflops in points:
-        color = make_plots.COLORS.get(precision, "gray")
-        if dram and l2:
-            ax.plot([dram, l2], [tflops, tflops], color=color, lw=0.8, alpha=0.6)
-        if l2:
-            ax.plot(l2, tflops, "o", color=color, mfc="white")
-        if dram:
-            ax.plot(dram, tflops, "o", color=color)
-        # The name above the middle of the segment (on a log axis: the geometric mean), where no
-        # roof or other step is: the points themselves crowd the right of the chart.
-        middle = math.sqrt(dram * l2) if dram and l2 else dram or l2
-        ax.annotate(label, (middle, tflops), xytext=(0, 3), textcoords="offset points", ha="center",
-                    va="bottom", fontsize=9, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
-    roofs, _ = ax.get_legend_handles_labels()
-    ax.legend(handles=roofs + [Line2D([], [], ls="", marker="o", color="black", label="FLOP per DRAM byte"),
-                               Line2D([], [], ls="", marker="o", color="black", mfc="white",
-                                      label="FLOP per L2 byte")],
-              loc="upper left", fontsize=8)  # above the roofs, where no measured point can be
-    ax.grid(which="major", alpha=0.3)
-    ax.set_xlabel("arithmetic intensity (FLOP per byte moved, measured by Nsight Compute)")
-    ax.set_ylabel("TFLOP/s (profiled run)")
-    shape = "×".join(str(int(rows[0][c])) for c in "mnk")
-    ax.set_title(f"measured roofline, {shape} on {gpu_name(rows)}")
-    make_plots.save_figure(fig, path)
-
-
-def write_measured_roofline(rows, path, peak_fp32=None, peak_fp16=None, bandwidth=None):
-    """Draw the measured roofline into path, with make_plots' peaks for the profiled GPU (each
-    overridable); returns None, or why it was not drawn. Needs matplotlib."""
-    import make_plots
-    peaks = make_plots.resolve_peaks(gpu_name(rows), peak_fp32, peak_fp16, bandwidth)
-    if not peaks:
-        return (f"no datasheet peaks for '{gpu_name(rows)}'; skipping {Path(path).name} "
-                "(give --peak-fp32, --peak-fp16 and --bandwidth)")
-    if not roofline_points(rows):
-        return f"no profiled step has a time and a byte count; skipping {Path(path).name}"
-    plot_measured_roofline(rows, path, peaks)
-    return None
-
-
-def gpu_name(rows):
-    return next((r["gpu"] for r in rows if r["gpu"]), "unknown GPU")
-
-
-def rewrite_table(worklog_csv, rows, path):
-    """table.md from the worklog's CSV with the "limited by (measured)" column of these rows."""
-    import make_plots
-    table = make_plots.build_table(make_plots.load_rows(worklog_csv), limited_by=limited_by_step(rows))
-    Path(path).write_text(table, encoding="utf-8")
-
-
 # ---- Running ncu --------------------------------------------------------------------------------
-
-class Stop(Exception):
-    """Profiling cannot go on (no ncu, no counter access, no device): message and exit code."""
-
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-
 
 def find_ncu(given):
     """The ncu executable: --ncu, else PATH, else the CUDA toolkit's bin/ (beside nvcc on PATH,
@@ -596,18 +325,6 @@ def find_ncu(given):
             return str(bin_dir / "ncu")
     raise Stop(EXIT_NO_NCU, "Nsight Compute (ncu) not found: install it with the CUDA Toolkit, put it on "
                             "PATH, or pass --ncu PATH")
-
-
-def list_steps(bin_dir):
-    """The steps, in order: the build's manifest if there is one, else the NN_name executables."""
-    manifest = bin_dir / MANIFEST
-    if manifest.is_file():
-        return [line.strip() for line in manifest.read_text(encoding="utf-8").splitlines()
-                if line.strip() and not line.startswith("#")]
-    if not bin_dir.is_dir():
-        return []
-    return sorted(p.name for p in bin_dir.iterdir()
-                  if STEP_NAME.match(p.name) and p.is_file() and os.access(p, os.X_OK))
 
 
 def profile_command(ncu, metrics, report, exe, size, target):
@@ -638,10 +355,10 @@ def read_outcome(output, returncode, step):
     returned = re.search(r"The application returned an error code \((\d+)\)", output)
     # The step's exit code, as ncu reports it; else ncu's own, when the step said it failed.
     app_code = int(returned.group(1)) if returned else returncode if said else None
-    if app_code == STEP_NO_DEVICE:
+    if app_code == NO_DEVICE:
         raise Stop(EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU"
                                    + (f" ({step}: {said.group(1)})" if said else ""))
-    if app_code == STEP_UNSUPPORTED_GPU:
+    if app_code == UNSUPPORTED_GPU:
         reason = said.group(1) if said else "the step cannot run on this GPU (exit code 4)"
         return Outcome(None, None, reason, None)
     ran = re.search(rf"{re.escape(step)}: profiled .* precision (\w+),", output)
@@ -723,6 +440,7 @@ def parse_args(argv):
                         help="also copy profile.csv, the roofline (and table.md) here")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per ncu run")
     add_peak_arguments(parser)
+    add_venv_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -760,32 +478,17 @@ def profile_all(args, ncu, steps):
 
 
 def write_outputs(args, rows):
-    """profile.csv, then the roofline (needs matplotlib) and the merged table.md (needs
-    make_plots, which needs matplotlib today): each skipped with a warning when it cannot be made,
-    so that the counters are never lost."""
-    written = [args.out / "profile.csv"]
-    write_profile(rows, written[0])
-    try:  # a probe: make_plots draws the roofline's roofs and writes table.md
-        import make_plots  # noqa: F401
-    except ImportError as e:
-        say(f"ncu_profile: warning: {e}; skipping roofline_measured.png and table.md", error=True)
-        return written
-    roofline = args.out / "roofline_measured.png"
-    if importlib.util.find_spec("matplotlib") is None:
-        say(f"ncu_profile: warning: matplotlib is not installed; skipping {roofline.name}", error=True)
-    else:
-        skipped = write_measured_roofline(rows, roofline, args.peak_fp32, args.peak_fp16, args.bandwidth)
-        if skipped:
-            say(f"ncu_profile: warning: {skipped}", error=True)
-        else:
-            written.append(roofline)
-    if (args.out / "worklog.csv").is_file():
-        try:
-            rewrite_table(args.out / "worklog.csv", rows, args.out / "table.md")
-            written.append(args.out / "table.md")
-        except InputError as e:
-            say(f"ncu_profile: warning: table.md not rewritten: {e}", error=True)
-    return written
+    """profile.csv, then make_plots on --out (make_plots.draw_results): roofline_measured.png and,
+    with the worklog's worklog.csv there, table.md with the "limited by (measured)" column. What
+    cannot be drawn (no matplotlib, no peaks for this GPU) is left out with a warning: the counters
+    are never lost."""
+    write_profile(rows, args.out / "profile.csv")
+    say(str(args.out / "profile.csv"))
+    (args.out / "roofline_measured.png").unlink(missing_ok=True)  # an old one is not this profile's
+    venv = args.venv or plots_env.build_tree_venv(args.bin_dir)
+    code = make_plots.draw_results(args.out, venv, "ncu_profile", given_peak_arguments(args))
+    if code != 0:
+        say(f"ncu_profile: warning: make_plots exited with code {code}; only profile.csv is written", error=True)
 
 
 def summary(rows):
@@ -814,15 +517,8 @@ def main(argv=None):
     """Profile the worklog; return the exit code."""
     args = parse_args(argv)
     started = time.monotonic()
-    steps = list_steps(args.bin_dir)
-    missing = [s for s in steps if not (args.bin_dir / s).is_file()]
-    for step in missing:
-        say(f"ncu_profile: warning: {args.bin_dir / step} not found; skipping {step}", error=True)
-    steps = [s for s in steps if s not in missing]
-    if not steps:
-        say(f"ncu_profile: error: no step executables in {args.bin_dir}", error=True)
-        return EXIT_BAD_ARGUMENT
     try:
+        steps = built_steps(args.bin_dir, "ncu_profile")
         ncu = find_ncu(args.ncu)
         rows, failures = profile_all(args, ncu, steps)
     except Stop as stop:
@@ -831,13 +527,9 @@ def main(argv=None):
     if not rows:
         say("ncu_profile: error: no kernel was profiled", error=True)
         return EXIT_PROFILE_FAILED
-    written = write_outputs(args, rows)
+    write_outputs(args, rows)
     if args.publish:
-        args.publish.mkdir(parents=True, exist_ok=True)
-        for path in written:
-            shutil.copy2(path, args.publish / path.name)
-    for path in written:
-        say(str(path))
+        publish(args.out, args.publish, PUBLISHED)
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))

@@ -16,6 +16,7 @@ set(host_rows
   "2|--alpha expects a number \\(got 'one'\\)|--alpha one"
   "2|--device must be at least 0 \\(got '-1'\\)|--device -1"
   "2|cannot open --csv file '/nonexistent-dir/x.csv'|--csv /nonexistent-dir/x.csv"
+  "2|--initial-c nan needs --beta 0|--initial-c nan --beta 0.5"
   "2|--profile expects 'step' or 'cublas' \\(got 'all'\\)|--profile all"
   "2|--profile cannot be combined with --csv|--profile step --csv x.csv")
 set(gpu_rows

@@ -6,12 +6,14 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "gemm_math.hpp"
 #include "reference.hpp"
+#include "swizzle.hpp"
 
 using namespace worklog;
 
@@ -40,6 +42,7 @@ TEST_CASE("command line: defaults") {
   CHECK(o.iters >= 1);
   CHECK(o.csv_path.empty());
   CHECK(o.device == 0);
+  CHECK(o.initial_c == InitialC::random);
   CHECK_FALSE(o.help);
 }
 
@@ -66,6 +69,10 @@ TEST_CASE("command line: every flag, both spellings") {
   const Options no_cublas = parse_options({"--no-cublas"});
   CHECK_FALSE(no_cublas.cublas);
   CHECK_FALSE(no_cublas.check);
+  // A NaN-filled C, for the beta = 0 cases that prove C is not read (lab/lab.py grades them one by one).
+  CHECK(parse_options({"--initial-c", "nan"}).initial_c == InitialC::nan);
+  CHECK(parse_options({"--initial-c=random"}).initial_c == InitialC::random);
+  CHECK(parse_options({"--initial-c", "nan", "--beta", "0", "--alpha", "-1.25"}).initial_c == InitialC::nan);
   CHECK(parse_options({}).profile == ProfileTarget::none);
   const Options profile_step = parse_options({"--profile", "step"});
   CHECK(profile_step.profile == ProfileTarget::step);
@@ -105,6 +112,10 @@ TEST_CASE("command line: bad input") {
       {{"--device", "-1"}, "--device must be at least 0 (got '-1')"},
       {{"--csv"}, "--csv needs a value"},
       {{"--csv="}, "--csv expects a file name"},
+      {{"--initial-c", "zero"}, "--initial-c expects 'random' or 'nan' (got 'zero')"},
+      {{"--initial-c"}, "--initial-c needs a value"},
+      {{"--initial-c", "nan", "--beta", "0.5"}, "--initial-c nan needs --beta 0"},
+      {{"--beta=-1", "--initial-c=nan"}, "--initial-c nan needs --beta 0"},
       {{"--profile"}, "--profile needs a value"},
       {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
       {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
@@ -119,7 +130,8 @@ TEST_CASE("command line: bad input") {
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--profile", "--help", "77 no CUDA device"})
+                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--help",
+                           "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
@@ -218,4 +230,59 @@ TEST_CASE("grouped tile order visits every tile once") {
   CHECK(grouped_tile(7, 64, 32, 8).col == 0);
   CHECK(grouped_tile(7, 64, 32, 8).row == 7);
   CHECK(grouped_tile(8, 64, 32, 8).col == 1);
+}
+
+TEST_CASE("grouped tile order: the picture in kernel_utils.cuh") {
+  // 5 × 3 tiles in groups of 2 rows; expected[row][col] is the block that computes the tile.
+  const int expected[5][3] = {{0, 2, 4}, {1, 3, 5}, {6, 8, 10}, {7, 9, 11}, {12, 13, 14}};
+  for (int block = 0; block < 15; ++block) {
+    const TileIndex t = grouped_tile(block, 5, 3, 2);
+    CHECK(expected[t.row][t.col] == block);
+  }
+  // group_rows = 1 is row-major order, the order of block_tile_origin.
+  for (int block = 0; block < 12; ++block) {
+    CHECK(grouped_tile(block, 4, 3, 1).row == block / 3);
+    CHECK(grouped_tile(block, 4, 3, 1).col == block % 3);
+  }
+}
+
+// Step 08's shared-memory swizzle (swizzle.hpp), for every row width it can meet: A tiles of 16 to
+// 64 halves (2 to 8 chunks) and B tiles of 64 to 256 halves (8 to 32 chunks).
+TEST_CASE("swizzle: a permutation of each row's chunks, conflict-free ldmatrix and cp.async") {
+  for (const int chunks : {2, 4, 8, 16, 32}) {
+    CAPTURE(chunks);
+    for (int row = 0; row < 64; ++row) {
+      CAPTURE(row);
+      std::set<int> physical;
+      for (int c = 0; c < chunks; ++c) {
+        const int p = swizzled_chunk(row, c, chunks);
+        CHECK(p >= 0);
+        CHECK(p < chunks);
+        physical.insert(p);
+      }
+      CHECK(physical.size() == std::size_t(chunks));  // a permutation of the row's chunks
+      // It depends on the row only through row % 8: step 08 computes one lane's ldmatrix offsets
+      // once and reaches fragments 16 rows further down by a constant.
+      for (int c = 0; c < chunks; ++c) CHECK(swizzled_chunk(row + 8, c, chunks) == swizzled_chunk(row, c, chunks));
+    }
+    // ldmatrix: one phase reads logical chunk c of 8 consecutive rows (a fragment's rows start at a
+    // multiple of 8): 8 different bank groups.
+    for (int first_row = 0; first_row < 64; first_row += 8)
+      for (int c = 0; c < chunks; ++c) {
+        std::set<int> groups;
+        for (int r = first_row; r < first_row + 8; ++r) groups.insert(swizzled_bank_group(r, c, chunks));
+        CHECK_MESSAGE(groups.size() == 8u, "ldmatrix rows " << first_row << "..+7, chunk " << c);
+      }
+    // cp.async: 8 consecutive threads copy 8 consecutive chunks of the tile in row-major order.
+    for (int first = 0; first < 64 * chunks; first += 8) {
+      std::set<int> groups;
+      for (int e = first; e < first + 8; ++e) groups.insert(swizzled_bank_group(e / chunks, e % chunks, chunks));
+      CHECK_MESSAGE(groups.size() == 8u, "copies " << first << "..+7");
+    }
+  }
+  // Without the swizzle (physical = logical) ldmatrix would conflict: rows of 128 bytes all start in
+  // bank group 0, so a chunk column lies in one group.
+  std::set<int> unswizzled;
+  for (int r = 0; r < 8; ++r) unswizzled.insert((r * 8 + 3) % swizzle_bank_groups);
+  CHECK(unswizzled.size() == 1u);
 }

@@ -1,18 +1,24 @@
-"""Tests for plots/make_plots.py, on the hand-written CSVs in fixtures/.
+"""Tests for plots/make_plots.py and the modules it uses (results_csv, results_table, charts), on
+the hand-written CSVs in fixtures/.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
 import contextlib
 import io
+import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the plots/ folder
+PLOTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PLOTS))
 
 import make_plots  # noqa: E402
+import python_without_matplotlib  # noqa: E402
+import results_csv  # noqa: E402
+import results_table  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STEPS = ["01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
@@ -36,7 +42,7 @@ def table_rows(table):
 class TableTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.table = make_plots.build_table(make_plots.load_rows(FIXTURES / "worklog.csv"))
+        cls.table = results_table.build_table(results_csv.load_rows(FIXTURES / "worklog.csv"))
         cls.rows = {cells[0]: cells for cells in table_rows(cls.table)}
 
     def test_header_line_names_gpu_cuda_and_newest_date(self):
@@ -84,13 +90,37 @@ class TableTest(unittest.TestCase):
                          ["FP16→FP32", "4096×4096×4096", "0.190", "723.4", "100.0%"])
 
 
+class TenStepsTest(unittest.TestCase):
+    """worklog_ten_steps.csv: the six measured steps and four more FP16 ones, 07 and 08 on 06's
+    tiles and 09 and 10 on larger ones (made-up numbers)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.data = results_csv.load_rows(FIXTURES / "worklog_ten_steps.csv")
+        cls.rows = {c[0]: c for c in table_rows(results_table.build_table(cls.data))}
+
+    def test_every_step_has_a_row_in_order(self):
+        self.assertEqual(list(self.rows)[:10], [r["step"] for r in self.data])
+        self.assertEqual([s[:2] for s in list(self.rows)[:10]], [f"{n:02d}" for n in range(1, 11)])
+        self.assertEqual(list(self.rows)[10:], ["cuBLAS SGEMM", "cuBLAS GemmEx FP16→FP32"])
+
+    def test_later_steps_compare_with_the_one_before(self):
+        self.assertEqual([self.rows[s][7] for s in ("07_async_copy", "08_ldmatrix", "09_wgmma",
+                                                    "10_warp_specialized")],
+                         ["1.37×", "1.06×", "2.25×", "1.05×"])
+
+    def test_all_are_plotted(self):
+        size = results_csv.headline_size(self.data)
+        self.assertEqual(len(results_csv.plottable(self.data, size)), 10)
+
+
 class FailedStepTest(unittest.TestCase):
     """worklog_fail.csv: FP32 only, 02 run twice, 03 FAIL, 04 UNCHECKED without cuBLAS."""
 
     @classmethod
     def setUpClass(cls):
-        cls.data = make_plots.load_rows(FIXTURES / "worklog_fail.csv")
-        cls.rows = {c[0]: c for c in table_rows(make_plots.build_table(cls.data))}
+        cls.data = results_csv.load_rows(FIXTURES / "worklog_fail.csv")
+        cls.rows = {c[0]: c for c in table_rows(results_table.build_table(cls.data))}
 
     def test_failed_step_shows_no_numbers(self):
         self.assertEqual(self.rows["03_thread_coarsening"][4:],
@@ -108,11 +138,11 @@ class FailedStepTest(unittest.TestCase):
         self.assertNotIn("cuBLAS GemmEx FP16→FP32", self.rows)
 
     def test_failed_rows_are_not_plotted(self):
-        size = make_plots.headline_size(self.data)
+        size = results_csv.headline_size(self.data)
         self.assertEqual(size, (2048, 2048, 2048))
-        self.assertEqual([r["step"] for r in make_plots.plottable(self.data, size)],
+        self.assertEqual([r["step"] for r in results_csv.plottable(self.data, size)],
                          ["01_naive", "02_block_tiling", "04_outer_product"])
-        self.assertEqual(make_plots.failed_steps(self.data, size), ["03_thread_coarsening"])
+        self.assertEqual(results_csv.failed_steps(self.data, size), ["03_thread_coarsening"])
 
     def test_fail_row_is_not_an_input_error(self):
         with tempfile.TemporaryDirectory() as out:
@@ -124,26 +154,76 @@ class FormattingTest(unittest.TestCase):
     def test_ms_has_three_significant_digits(self):
         for value, text in [(40, "40.0"), (2.6, "2.60"), (0.72, "0.720"), (0.00512, "0.00512"),
                             (123.4, "123")]:
-            self.assertEqual(make_plots.fmt_ms(value), text)
+            self.assertEqual(results_table.fmt_ms(value), text)
 
     def test_tflops_has_one_or_two_decimals(self):
-        self.assertEqual(make_plots.fmt_tflops(3.436), "3.44")
-        self.assertEqual(make_plots.fmt_tflops(723.36), "723.4")
+        self.assertEqual(results_table.fmt_tflops(3.436), "3.44")
+        self.assertEqual(results_table.fmt_tflops(723.36), "723.4")
 
 
 class PeaksTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import charts
+        cls.resolve_peaks = staticmethod(charts.resolve_peaks)
+
     def test_h100_pcie_is_matched_before_h100(self):
-        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 PCIe"), (51.2, 756.5, 2000.0))
-        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 80GB HBM3"), (66.9, 989.4, 3350.0))
-        self.assertEqual(make_plots.resolve_peaks("NVIDIA H200"), (66.9, 989.4, 4800.0))
+        self.assertEqual(self.resolve_peaks("NVIDIA H100 PCIe"), (51.2, 756.5, 2000.0))
+        self.assertEqual(self.resolve_peaks("NVIDIA H100 80GB HBM3"), (66.9, 989.4, 3350.0))
+        self.assertEqual(self.resolve_peaks("NVIDIA H200"), (66.9, 989.4, 4800.0))
 
     def test_flags_override_the_table(self):
-        self.assertEqual(make_plots.resolve_peaks("NVIDIA H100 PCIe", bandwidth=1000.0),
+        self.assertEqual(self.resolve_peaks("NVIDIA H100 PCIe", bandwidth=1000.0),
                          (51.2, 756.5, 1000.0))
 
     def test_unknown_gpu_needs_all_three_flags(self):
-        self.assertIsNone(make_plots.resolve_peaks("Tesla T4", peak_fp32=8.1))
-        self.assertEqual(make_plots.resolve_peaks("Tesla T4", 8.1, 65.0, 320.0), (8.1, 65.0, 320.0))
+        self.assertIsNone(self.resolve_peaks("Tesla T4", peak_fp32=8.1))
+        self.assertEqual(self.resolve_peaks("Tesla T4", 8.1, 65.0, 320.0), (8.1, 65.0, 320.0))
+
+
+class LabelSpreadTest(unittest.TestCase):
+    """charts.spread_label_shifts: names of points that would overlap move apart."""
+
+    @classmethod
+    def setUpClass(cls):
+        import charts
+        cls.shifts = staticmethod(charts.spread_label_shifts)
+
+    @staticmethod
+    def moved(boxes, shifts):
+        return [(x0, y0 + s, x1, y1 + s) for (x0, y0, x1, y1), s in zip(boxes, shifts)]
+
+    def assert_apart(self, boxes, gap):
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                side_by_side = a[2] <= b[0] or b[2] <= a[0]
+                self.assertTrue(side_by_side or a[1] >= b[3] + gap - 1e-6 or b[1] >= a[3] + gap - 1e-6,
+                                (a, b))
+
+    def test_apart_labels_stay(self):
+        boxes = [(0, 0, 50, 10), (0, 20, 50, 30), (60, 0, 110, 10)]  # above, and side by side
+        self.assertEqual(self.shifts(boxes, gap=2), [0.0, 0.0, 0.0])
+
+    def test_two_overlapping_labels_move_apart_evenly(self):
+        boxes = [(0, 0, 50, 10), (5, 4, 60, 14)]  # the second is higher: it goes up
+        shifts = self.shifts(boxes, gap=2)
+        self.assertEqual(shifts, [-4.0, 4.0])
+        self.assert_apart(self.moved(boxes, shifts), gap=2)
+
+    def test_a_crowd_of_labels_ends_apart_in_its_order(self):
+        # Four steps of about the same intensity and speed, and one further down that the
+        # crowd pushes on.
+        boxes = [(0, 0, 80, 10), (2, 1, 70, 11), (1, 2, 90, 12), (0, 3, 60, 13), (0, -12, 50, -2)]
+        shifts = self.shifts(boxes, gap=1)
+        moved = self.moved(boxes, shifts)
+        self.assert_apart(moved, gap=1)
+        order = sorted(range(5), key=lambda i: -moved[i][1])
+        self.assertEqual(order, [3, 2, 1, 0, 4])  # the highest anchor keeps the highest name
+
+
+def assert_png(test, path):
+    test.assertGreater(path.stat().st_size, 0, path)
+    test.assertEqual(path.read_bytes()[:8], PNG_SIGNATURE, path)
 
 
 class OutputFilesTest(unittest.TestCase):
@@ -155,10 +235,38 @@ class OutputFilesTest(unittest.TestCase):
             self.assertEqual((code, err), (0, ""))
             names = ["table.md", "tflops.png", "sweep.png", "roofline.png"]
             self.assertEqual(stdout.splitlines(), [str(out / n) for n in names])
-            for name in names:
-                self.assertGreater((out / name).stat().st_size, 0, name)
             for name in names[1:]:
-                self.assertEqual((out / name).read_bytes()[:8], PNG_SIGNATURE, name)
+                assert_png(self, out / name)
+
+    def test_ten_steps_drawn(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, stdout, err = run_main("--csv", FIXTURES / "worklog_ten_steps.csv", "--out", out)
+            self.assertEqual((code, err), (0, ""))
+            for name in ("tflops.png", "roofline.png"):
+                assert_png(self, Path(out) / name)
+
+    def test_table_only(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, stdout, err = run_main("--csv", FIXTURES / "worklog.csv", "--out", out, "--table-only")
+            self.assertEqual((code, err), (0, ""))
+            self.assertEqual(stdout.splitlines(), [str(Path(out) / "table.md")])
+            self.assertEqual([p.name for p in Path(out).iterdir()], ["table.md"])
+
+    def test_without_matplotlib_the_table_is_written_with_one_warning(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            python = python_without_matplotlib.make(Path(tmp) / "venv")
+            out = Path(tmp) / "out"
+            done = subprocess.run([str(python), str(PLOTS / "make_plots.py"),
+                                   "--csv", str(FIXTURES / "worklog.csv"),
+                                   "--sweep", str(FIXTURES / "sweep.csv"), "--out", str(out)],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stdout.splitlines(), [str(out / "table.md")])
+            self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+            self.assertRegex(done.stderr, r"^make_plots: warning: matplotlib is not installed for .*, "
+                                          r"so only table.md was written; for the charts: "
+                                          r".* -m pip install -r .*requirements.txt")
+            self.assertEqual([p.name for p in out.iterdir()], ["table.md"])
 
     def test_roofline_skipped_for_unknown_gpu_and_drawn_with_flags(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -175,7 +283,7 @@ class OutputFilesTest(unittest.TestCase):
             code, _, err = run_main("--csv", csv_file, "--out", out, "--peak-fp32", "8.1",
                                     "--peak-fp16", "65", "--bandwidth", "320")
             self.assertEqual((code, err), (0, ""))
-            self.assertEqual((out / "roofline.png").read_bytes()[:8], PNG_SIGNATURE)
+            assert_png(self, out / "roofline.png")
 
 
 class BadInputTest(unittest.TestCase):
@@ -213,8 +321,8 @@ class BadInputTest(unittest.TestCase):
         self.assertIn("bad_number.csv, line 2: column 'ms' is not a number", err)
 
     def test_load_rows_raises_input_error(self):
-        with self.assertRaises(make_plots.InputError):
-            make_plots.load_rows(FIXTURES / "empty.csv")
+        with self.assertRaises(results_csv.InputError):
+            results_csv.load_rows(FIXTURES / "empty.csv")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""Tests for plots/ncu_profile.py, without a GPU or Nsight Compute: ncu's CSV output from recorded
-fixtures (fixtures/ncu_*.csv), the intensity arithmetic, the "limited by" rule, profile.csv, the
-merged table and the measured roofline, and the driver against a fake ncu and fake steps.
+"""Tests for plots/ncu_profile.py and profile.csv (profile_csv.py), without a GPU or Nsight Compute:
+ncu's CSV output from recorded fixtures (fixtures/ncu_*.csv), the intensity arithmetic, the
+"limited by" rule, profile.csv, the merged table (results_table, make_plots --profile) and the
+measured roofline (charts), and the driver against a fake ncu and fake steps.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
@@ -19,7 +20,14 @@ PLOTS = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
+import make_plots  # noqa: E402
 import ncu_profile  # noqa: E402
+import profile_csv  # noqa: E402
+import results_csv  # noqa: E402
+import results_table  # noqa: E402
+import run_worklog  # noqa: E402
+import python_without_matplotlib  # noqa: E402
+from test_make_plots import run_main as run_make_plots  # noqa: E402
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -35,7 +43,7 @@ def kernels(fixture):
 
 def rows_of(fixture, step, precision):
     """profile.csv rows (with the step totals) from one recorded ncu CSV."""
-    return ncu_profile.add_step_totals(
+    return profile_csv.add_step_totals(
         [ncu_profile.kernel_row(k, step, precision, SHAPE) for k in kernels(fixture)])
 
 
@@ -74,7 +82,7 @@ class RawPageTest(unittest.TestCase):
                          ("math_pipe_throttle", 0.92))
 
     def test_every_field_read(self):
-        missing = [c for c in ncu_profile.PROFILE_COLUMNS if self.row[c] is None]
+        missing = [c for c in profile_csv.PROFILE_COLUMNS if self.row[c] is None]
         self.assertEqual(missing, ["shared_st_instructions"])
 
 
@@ -83,7 +91,7 @@ class TwoKernelsTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.rows = rows_of("ncu_raw_cublas_fp16.csv", ncu_profile.CUBLAS, "fp16")
+        cls.rows = rows_of("ncu_raw_cublas_fp16.csv", profile_csv.CUBLAS, "fp16")
 
     def test_one_row_per_kernel_in_order(self):
         self.assertEqual(len(self.rows), 2)
@@ -92,7 +100,7 @@ class TwoKernelsTest(unittest.TestCase):
         self.assertTrue(self.rows[1]["kernel"].endswith("long, float*, int*)"))
 
     def test_step_totals_add_the_kernels(self):
-        (totals,) = ncu_profile.step_totals(self.rows)
+        (totals,) = profile_csv.step_totals(self.rows)
         self.assertEqual(totals["dram_bytes"], 142606336 + 134217728 + 134217728 + 67108864)
         self.assertEqual(totals["l2_bytes"], 1476395008 + 268435456)
         self.assertAlmostEqual(totals["tflops"], FLOPS / (181344 + 18656) / 1e3)
@@ -104,8 +112,8 @@ class TwoKernelsTest(unittest.TestCase):
         self.assertEqual(self.rows[0]["top_stall"], "gmma")
 
     def test_table_takes_the_longest_kernel(self):
-        self.assertEqual(ncu_profile.limited_by_step(self.rows),
-                         {(ncu_profile.CUBLAS, "fp16", SHAPE): "tensor pipe"})
+        self.assertEqual(profile_csv.limited_by_step(self.rows),
+                         {(profile_csv.CUBLAS, "fp16", SHAPE): "tensor pipe"})
 
 
 class DetailsPageTest(unittest.TestCase):
@@ -205,23 +213,23 @@ class MetricChoiceTest(unittest.TestCase):
 class IntensityTest(unittest.TestCase):
     def test_arithmetic(self):
         (row,) = rows_of("ncu_raw_04_outer_product.csv", "04_outer_product", "fp32")
-        self.assertEqual(ncu_profile.gemm_flops(4096, 4096, 4096), 137438953472.0)
+        self.assertEqual(results_csv.gemm_flops(SHAPE), 137438953472.0)
         self.assertAlmostEqual(row["dram_flop_per_byte"], 137438953472 / (402653184 + 67108864))  # 292.6
         self.assertAlmostEqual(row["l2_flop_per_byte"], 137438953472 / (136314880 * 32))  # 31.5
         self.assertAlmostEqual(row["tflops"], 137438953472 / 3612832e-9 / 1e12)  # 38.0
 
     def test_missing_or_zero_bytes_give_no_intensity(self):
-        self.assertIsNone(ncu_profile.flop_per_byte(1e9, None))
-        self.assertIsNone(ncu_profile.flop_per_byte(1e9, 0))
-        row = dict.fromkeys(ncu_profile.PROFILE_COLUMNS)
+        self.assertIsNone(profile_csv.flop_per_byte(1e9, None))
+        self.assertIsNone(profile_csv.flop_per_byte(1e9, 0))
+        row = dict.fromkeys(profile_csv.PROFILE_COLUMNS)
         row.update(step="01_naive", precision="fp32", m=64, n=64, k=64, duration_ns=1000.0,
                    dram_read_bytes=4096.0, l2_bytes=8192.0)  # dram_write_bytes missing
-        (totals,) = ncu_profile.step_totals([row])
+        (totals,) = profile_csv.step_totals([row])
         self.assertIsNone(totals["dram_bytes"])
         self.assertAlmostEqual(totals["tflops"], 2 * 64 ** 3 / 1000 / 1e3)
 
     def test_roofline_points(self):
-        points = ncu_profile.roofline_points(ncu_profile.load_profile(FIXTURES / "profile.csv"))
+        points = profile_csv.roofline_points(profile_csv.load_profile(FIXTURES / "profile.csv"))
         self.assertEqual([p[0] for p in points], ["01_naive", "02_block_tiling", "03_thread_coarsening",
                                                   "04_outer_product", "05_wmma", "06_multiwarp_wmma",
                                                   "cuBLAS FP32", "cuBLAS FP16"])
@@ -230,8 +238,8 @@ class IntensityTest(unittest.TestCase):
         self.assertAlmostEqual(tflops, FLOPS / 1.95e6 / 1e3)
 
     def test_measured_l2_roof(self):
-        rows = ncu_profile.load_profile(FIXTURES / "profile.csv")
-        self.assertAlmostEqual(ncu_profile.measured_l2_bandwidth(rows), 5391.36)
+        rows = profile_csv.load_profile(FIXTURES / "profile.csv")
+        self.assertAlmostEqual(profile_csv.measured_l2_bandwidth(rows), 5391.36)
 
 
 class LimitedByTest(unittest.TestCase):
@@ -273,27 +281,27 @@ class LimitedByTest(unittest.TestCase):
     def test_rule(self):
         for what, values, words in self.CASES:
             with self.subTest(what):
-                row = dict.fromkeys(ncu_profile.PROFILE_COLUMNS)
+                row = dict.fromkeys(profile_csv.PROFILE_COLUMNS)
                 row.update(values)
-                self.assertEqual(ncu_profile.limited_by(row), words)
+                self.assertEqual(profile_csv.limited_by(row), words)
 
     def test_fixture_steps(self):
-        rows = ncu_profile.load_profile(FIXTURES / "profile.csv")
-        self.assertEqual([ncu_profile.limited_by(r) for r in rows], [r["limited_by"] for r in rows])
-        self.assertEqual(ncu_profile.limited_by_step(rows)[("06_multiwarp_wmma", "fp16", SHAPE)],
+        rows = profile_csv.load_profile(FIXTURES / "profile.csv")
+        self.assertEqual([profile_csv.limited_by(r) for r in rows], [r["limited_by"] for r in rows])
+        self.assertEqual(profile_csv.limited_by_step(rows)[("06_multiwarp_wmma", "fp16", SHAPE)],
                          "memory bandwidth (L2)")
 
 
 class ProfileCsvTest(unittest.TestCase):
     def test_round_trip_keeps_numbers_names_and_missing_values(self):
         rows = rows_of("ncu_raw_04_outer_product.csv", "04_outer_product", "fp32") + \
-            rows_of("ncu_raw_cublas_fp16.csv", ncu_profile.CUBLAS, "fp16")
+            rows_of("ncu_raw_cublas_fp16.csv", profile_csv.CUBLAS, "fp16")
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "profile.csv"
-            ncu_profile.write_profile(rows, path)
+            profile_csv.write_profile(rows, path)
             text = path.read_text(encoding="utf-8")
-            back = ncu_profile.load_profile(path)
-        self.assertEqual(text.splitlines()[0], ",".join(ncu_profile.PROFILE_COLUMNS))
+            back = profile_csv.load_profile(path)
+        self.assertEqual(text.splitlines()[0], ",".join(profile_csv.PROFILE_COLUMNS))
         self.assertIn(f'"{OUTER_PRODUCT_KERNEL}"', text)  # quoted: the name has commas
         self.assertIn(",3612832,", text)  # counts as integers
         self.assertIn(",n/a,", text)
@@ -307,28 +315,28 @@ class ProfileCsvTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "profile.csv"
             path.write_text(text, encoding="utf-8")
-            with self.assertRaisesRegex(ncu_profile.InputError, message):
-                ncu_profile.load_profile(path)
+            with self.assertRaisesRegex(profile_csv.InputError, message):
+                profile_csv.load_profile(path)
 
     def test_bad_files(self):
-        header = ",".join(ncu_profile.PROFILE_COLUMNS)
+        header = ",".join(profile_csv.PROFILE_COLUMNS)
         self.assert_error("step,kernel\n01_naive,k\n", "not a profile.csv: missing columns: precision, m, n")
         self.assert_error(header + "\n", "no data rows")
         row = ["01_naive", "fp32", "k", "64", "64", "64", "fast"]
-        row += ["n/a"] * (len(ncu_profile.PROFILE_COLUMNS) - len(row))
+        row += ["n/a"] * (len(profile_csv.PROFILE_COLUMNS) - len(row))
         self.assert_error(header + "\n" + ",".join(row) + "\n",
                           "line 2: column 'duration_ns' is not a number: 'fast'")
-        with self.assertRaisesRegex(ncu_profile.InputError, "no such file"):
-            ncu_profile.load_profile(FIXTURES / "no_such_profile.csv")
+        with self.assertRaisesRegex(profile_csv.InputError, "no such file"):
+            profile_csv.load_profile(FIXTURES / "no_such_profile.csv")
 
 
-@unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed")
-class TableAndPlotTest(unittest.TestCase):
+class TableTest(unittest.TestCase):
+    """The "limited by (measured)" column of table.md (results_table, make_plots --table-only)."""
+
     @classmethod
     def setUpClass(cls):
-        import make_plots
-        cls.make_plots = make_plots
-        cls.profile = ncu_profile.load_profile(FIXTURES / "profile.csv")
+        cls.profile = profile_csv.load_profile(FIXTURES / "profile.csv")
+        cls.worklog = results_csv.load_rows(FIXTURES / "worklog.csv")
 
     def table_rows(self, table):
         lines = [line for line in table.splitlines() if line.startswith("| ")]
@@ -336,8 +344,7 @@ class TableAndPlotTest(unittest.TestCase):
         return {cells[0]: cells for cells in split}
 
     def test_table_gains_the_measured_column(self):
-        rows = self.make_plots.load_rows(FIXTURES / "worklog.csv")
-        table = self.make_plots.build_table(rows, ncu_profile.limited_by_step(self.profile))
+        table = results_table.build_table(self.worklog, profile_csv.limited_by_step(self.profile))
         cells = self.table_rows(table)
         self.assertEqual(cells["step"][-1], "limited by (measured)")
         self.assertEqual(cells["04_outer_product"][-2:], ["PASS", "issue"])
@@ -348,59 +355,103 @@ class TableAndPlotTest(unittest.TestCase):
         self.assertIn("Limited by (measured)", table)
 
     def test_table_without_profile_is_unchanged(self):
-        rows = self.make_plots.load_rows(FIXTURES / "worklog.csv")
-        self.assertNotIn("limited by", self.make_plots.build_table(rows))
+        self.assertNotIn("limited by", results_table.build_table(self.worklog))
         # A size or step the profile did not cover reads "—".
-        self.assertIn("| PASS | — |", self.make_plots.build_table(rows, {}))
+        self.assertIn("| PASS | — |", results_table.build_table(self.worklog, {}))
+
+    def test_make_plots_table_only_merges_a_profile(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, stdout, _ = run_make_plots("--csv", FIXTURES / "worklog.csv", "--out", out,
+                                             "--profile", FIXTURES / "profile.csv", "--table-only")
+            self.assertEqual(code, 0)
+            self.assertEqual(stdout.splitlines(), [str(Path(out) / "table.md")])
+            self.assertIn("| PASS | latency (waiting for global/local memory) |",
+                          (Path(out) / "table.md").read_text(encoding="utf-8"))
+
+    def test_make_plots_rejects_a_bad_profile(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, _, err = run_make_plots("--csv", FIXTURES / "worklog.csv", "--out", out,
+                                          "--profile", FIXTURES / "worklog.csv")
+            self.assertEqual(code, 2)
+            self.assertEqual(list(Path(out).iterdir()), [])
+        self.assertRegex(err, r"^make_plots: error: .*worklog.csv: not a profile.csv: missing columns")
+
+    def test_make_plots_needs_csv_or_profile(self):
+        for argv in (["--out", "o"], ["--sweep", "s.csv", "--profile", "p.csv", "--out", "o"]):
+            with self.subTest(argv=argv), contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit) as caught:
+                    make_plots.parse_args(argv)
+                self.assertEqual(caught.exception.code, 2)
+
+
+@unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed")
+class MeasuredRooflineTest(unittest.TestCase):
+    """roofline_measured.png: charts.plot_measured_roofline, drawn by make_plots --profile."""
+
+    @classmethod
+    def setUpClass(cls):
+        import charts
+        cls.charts = charts
+        cls.profile = profile_csv.load_profile(FIXTURES / "profile.csv")
 
     def test_make_plots_merges_a_profile(self):
         with tempfile.TemporaryDirectory() as out:
-            stdout = io.StringIO()
-            with contextlib.redirect_stdout(stdout):
-                code = self.make_plots.main(["--csv", str(FIXTURES / "worklog.csv"), "--out", out,
-                                             "--profile", str(FIXTURES / "profile.csv")])
+            code, stdout, _ = run_make_plots("--csv", FIXTURES / "worklog.csv", "--out", out,
+                                             "--profile", FIXTURES / "profile.csv")
             self.assertEqual(code, 0)
             self.assertIn("| PASS | latency (waiting for global/local memory) |",
                           (Path(out) / "table.md").read_text(encoding="utf-8"))
-            self.assertEqual(stdout.getvalue().splitlines()[-1], str(Path(out) / "roofline_measured.png"))
+            self.assertEqual(stdout.splitlines()[-1], str(Path(out) / "roofline_measured.png"))
             self.assertEqual((Path(out) / "roofline_measured.png").read_bytes()[:8], PNG_SIGNATURE)
 
-    def test_measured_roofline_needs_peaks(self):
-        rows = ncu_profile.load_profile(FIXTURES / "profile.csv")
-        for row in rows:
-            row["gpu"] = "Tesla T4"
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "roofline_measured.png"
-            self.assertEqual(ncu_profile.write_measured_roofline(rows, path),
-                             "no datasheet peaks for 'Tesla T4'; skipping roofline_measured.png "
-                             "(give --peak-fp32, --peak-fp16 and --bandwidth)")
-            self.assertIsNone(ncu_profile.write_measured_roofline(rows, path, 8.1, 65.0, 320.0))
-            self.assertTrue(path.is_file())
+    def test_profile_alone_draws_the_measured_roofline_only(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, stdout, err = run_make_plots("--profile", FIXTURES / "profile.csv", "--out", out)
+            self.assertEqual((code, err), (0, ""))
+            self.assertEqual(stdout.splitlines(), [str(Path(out) / "roofline_measured.png")])
+            self.assertEqual([p.name for p in Path(out).iterdir()], ["roofline_measured.png"])
 
-    def test_make_plots_rejects_a_bad_profile(self):
-        err = io.StringIO()
-        with tempfile.TemporaryDirectory() as out, contextlib.redirect_stderr(err):
-            code = self.make_plots.main(["--csv", str(FIXTURES / "worklog.csv"), "--out", out,
-                                         "--profile", str(FIXTURES / "worklog.csv")])
-        self.assertEqual(code, 2)
-        self.assertRegex(err.getvalue(),
-                         r"^make_plots: error: .*worklog.csv: not a profile.csv: missing columns")
+    def test_measured_roofline_needs_peaks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            profile = Path(tmp) / "profile.csv"
+            profile.write_text((FIXTURES / "profile.csv").read_text(encoding="utf-8")
+                               .replace("NVIDIA H100 80GB HBM3", "Tesla T4"), encoding="utf-8")
+            out = Path(tmp) / "out"
+            code, _, err = run_make_plots("--profile", profile, "--out", out)
+            self.assertEqual(code, 0)
+            self.assertEqual(err, "make_plots: warning: no datasheet peaks for 'Tesla T4'; skipping "
+                                  "roofline_measured.png (give --peak-fp32, --peak-fp16 and --bandwidth)\n")
+            self.assertFalse((out / "roofline_measured.png").exists())
+            code, _, err = run_make_plots("--profile", profile, "--out", out, "--peak-fp32", "8.1",
+                                          "--peak-fp16", "65", "--bandwidth", "320")
+            self.assertEqual((code, err), (0, ""))
+            self.assertTrue((out / "roofline_measured.png").is_file())
+
+    def test_measured_roofline_needs_a_point(self):
+        rows = [dict(row, duration_ns=None) for row in self.profile]
+        with tempfile.TemporaryDirectory() as tmp:
+            profile = Path(tmp) / "profile.csv"
+            profile_csv.write_profile(rows, profile)
+            code, stdout, err = run_make_plots("--profile", profile, "--out", tmp)
+            self.assertEqual((code, stdout), (0, ""))
+            self.assertEqual(err, "make_plots: warning: no profiled step has a time and a byte count; "
+                                  "skipping roofline_measured.png\n")
 
     def test_measured_roofline_png(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "roofline_measured.png"
-            peaks = self.make_plots.resolve_peaks("NVIDIA H100 80GB HBM3")
-            ncu_profile.plot_measured_roofline(self.profile, path, peaks)
+            peaks = self.charts.resolve_peaks("NVIDIA H100 80GB HBM3")
+            self.charts.plot_measured_roofline(self.profile, path, peaks)
             self.assertEqual(path.read_bytes()[:8], PNG_SIGNATURE)
 
     def test_measured_roofline_without_l2_roof_or_l2_bytes(self):
-        rows = ncu_profile.load_profile(FIXTURES / "profile.csv")
+        rows = profile_csv.load_profile(FIXTURES / "profile.csv")
         for row in rows:
             row["l2_peak_bytes_per_second"] = None
         rows[0]["l2_bytes"] = None
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "roofline_measured.png"
-            ncu_profile.plot_measured_roofline(rows, path, (66.9, 989.4, 3350.0))
+            self.charts.plot_measured_roofline(rows, path, (66.9, 989.4, 3350.0))
             self.assertEqual(path.read_bytes()[:8], PNG_SIGNATURE)
 
 
@@ -446,7 +497,7 @@ print("==PROF== Disconnected from process 4242")
 """
 
 # Stands in for a step executable in --profile mode: logs its arguments, then either fails with
-# its one-line message and CODE, or says what it profiled, as profile_run.cu does.
+# its one-line message and CODE, or says what it profiled, as profile_run.cpp does.
 FAKE_STEP = """#!/bin/sh
 echo "STEP $*" >> "LOG"
 case " $* " in *" --profile cublas "*) what="cuBLAS" ;; *) what="the step's kernel" ;; esac
@@ -470,15 +521,18 @@ class DriverTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def add_step(self, step, precision="fp32", code=0, message=""):
+        """A fake step executable, listed last in the build's list of steps."""
         script = (FAKE_STEP.replace("STEP", step).replace("LOG", str(self.root / "calls.log"))
                   .replace("PRECISION", precision).replace("CODE", str(code)).replace("MESSAGE", message))
         (self.bin / step).write_text(script)
         (self.bin / step).chmod(0o755)
+        with open(self.bin / run_worklog.STEP_LIST, "a", encoding="utf-8") as step_list:
+            step_list.write(step + "\n")
 
-    def run_driver(self, *extra, **env):
-        environment = {**os.environ, "FAKE_NCU_LOG": str(self.root / "calls.log"),
+    def run_driver(self, *extra, python=sys.executable, base_env=os.environ, **env):
+        environment = {**base_env, "FAKE_NCU_LOG": str(self.root / "calls.log"),
                        "FAKE_NCU_FIXTURES": str(FIXTURES), **env}
-        command = [sys.executable, str(PLOTS / "ncu_profile.py"), "--bin-dir", str(self.bin), "--out",
+        command = [str(python), str(PLOTS / "ncu_profile.py"), "--bin-dir", str(self.bin), "--out",
                    str(self.out), "--size", "64", "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr
@@ -500,7 +554,7 @@ class DriverTest(unittest.TestCase):
         self.assertIn("[6] cuBLAS fp16 (through 05_wmma) 64x64x64\n", stdout)
         # The fake's cuBLAS report holds two kernels (GEMM and split-K reduction) for either precision.
         self.assertTrue(stdout.splitlines()[-1].startswith("ncu_profile: 7 kernel(s) profiled in "), stdout)
-        rows = ncu_profile.load_profile(self.out / "profile.csv")
+        rows = profile_csv.load_profile(self.out / "profile.csv")
         self.assertEqual([(r["step"], r["precision"]) for r in rows],
                          [("01_naive", "fp32"), ("04_outer_product", "fp32"), ("05_wmma", "fp16"),
                           ("cuBLAS", "fp32"), ("cuBLAS", "fp32"), ("cuBLAS", "fp16"), ("cuBLAS", "fp16")])
@@ -518,16 +572,35 @@ class DriverTest(unittest.TestCase):
             self.assertEqual((self.out / "roofline_measured.png").read_bytes()[:8], PNG_SIGNATURE)
             self.assertFalse((self.out / "table.md").exists())  # no worklog.csv to merge with
 
+    def test_without_matplotlib_profile_csv_and_one_line(self):
+        """Run by a Python without matplotlib, on a machine without a package index: profile.csv is
+        written, and one line says how to draw the chart (as the worklog driver does)."""
+        self.add_step("01_naive")
+        python = python_without_matplotlib.make(self.root / "bare")
+        (self.root / "no-wheels").mkdir()
+        venv = self.root / "build" / "plots-venv"
+        code, stdout, stderr = self.run_driver(
+            "--venv", venv, python=python,
+            base_env=python_without_matplotlib.offline_pip_environment(self.root / "no-wheels"))
+        self.assertEqual(code, 0, stderr)
+        self.assertRegex(stdout, rf"ncu_profile: matplotlib is not installed for {python}: installing ")
+        self.assertEqual(len(stderr.splitlines()), 1, stderr)
+        self.assertRegex(stderr, r"^ncu_profile: charts not drawn, for want of matplotlib: pip install failed: "
+                                 rf".* The CSVs are in {self.out}. For the charts, install matplotlib "
+                                 rf"\({python} -m pip install -r .*requirements.txt\) and run {python} "
+                                 rf".*make_plots.py --out {self.out} --profile {self.out}/profile.csv\n$")
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["ncu", "profile.csv"])
+
     def test_manifest_order_missing_executable_and_table_merge(self):
         for step in ("01_naive", "02_block_tiling"):
             self.add_step(step)
-        (self.bin / ncu_profile.MANIFEST).write_text("02_block_tiling\n01_naive\n03_thread_coarsening\n")
+        (self.bin / run_worklog.STEP_LIST).write_text("02_block_tiling\n01_naive\n03_thread_coarsening\n")
         self.out.mkdir()
         (self.out / "worklog.csv").write_text((FIXTURES / "worklog.csv").read_text(encoding="utf-8"))
         code, stdout, stderr = self.run_driver("--publish", self.root / "published")
         self.assertEqual(code, 0, stderr)
         self.assertIn("03_thread_coarsening not found; skipping 03_thread_coarsening", stderr)
-        self.assertEqual([r["step"] for r in ncu_profile.load_profile(self.out / "profile.csv")],
+        self.assertEqual([r["step"] for r in profile_csv.load_profile(self.out / "profile.csv")],
                          ["02_block_tiling", "01_naive", "cuBLAS", "cuBLAS"])
         published = sorted(p.name for p in (self.root / "published").iterdir())
         if HAVE_MATPLOTLIB:
@@ -551,7 +624,7 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(len(profiles), 3 + 2)  # 01 three times, then 02 and cuBLAS FP32 once each
         self.assertIn("sm__pipe_tensor_op_hmma_cycles_active", profiles[-1])
         self.assertNotIn("smsp__sass_inst_executed_op_shared_st", profiles[-1])
-        self.assertEqual(len(ncu_profile.load_profile(self.out / "profile.csv")), 4)
+        self.assertEqual(len(profile_csv.load_profile(self.out / "profile.csv")), 4)
 
     def test_no_counter_access_exits_4(self):
         self.add_step("01_naive")
@@ -578,7 +651,7 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(code, ncu_profile.EXIT_PROFILE_FAILED)
         self.assertIn("ncu_profile: 01_naive: profile failed: CUDA error at kernel.cu:10: "
                       "cudaErrorIllegalAddress\n", stderr)
-        self.assertEqual([r["step"] for r in ncu_profile.load_profile(self.out / "profile.csv")],
+        self.assertEqual([r["step"] for r in profile_csv.load_profile(self.out / "profile.csv")],
                          ["02_block_tiling", "cuBLAS", "cuBLAS"])
 
     def test_ncu_not_found_exits_3(self):
@@ -588,10 +661,16 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(stderr, f"ncu_profile: error: --ncu {self.root / 'no_ncu'}: no such executable\n")
 
     def test_no_steps_exits_2(self):
-        (self.bin / "notes.txt").write_text("not a step")
+        (self.bin / "01_naive").write_text("not listed")
         code, _, stderr = self.run_driver()
         self.assertEqual(code, ncu_profile.EXIT_BAD_ARGUMENT)
-        self.assertIn("ncu_profile: error: no step executables in", stderr)
+        step_list = self.bin / run_worklog.STEP_LIST
+        self.assertEqual(stderr, f"ncu_profile: error: cannot read the list of steps {step_list} (No such file "
+                                 "or directory): --bin-dir must be the build's bin folder, where the build writes it\n")
+        (self.bin / run_worklog.STEP_LIST).write_text("# the steps\n02_block_tiling\n")
+        code, _, stderr = self.run_driver()
+        self.assertEqual(code, ncu_profile.EXIT_BAD_ARGUMENT)
+        self.assertEqual(stderr.splitlines()[-1], f"ncu_profile: error: no step executables in {self.bin}")
 
     def test_bad_arguments_exit_2(self):
         for bad in (["--size", "0"], ["--timeout", "x"], ["--peak-fp32", "-1"]):

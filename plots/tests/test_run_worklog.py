@@ -1,22 +1,37 @@
-"""Tests for plots/run_worklog.py, using fake step executables (small shell scripts), so no GPU.
+"""Tests for plots/run_worklog.py and plots/plots_env.py, using fake step executables (small
+shell scripts) and the list of steps the build would write, so no GPU.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
 import contextlib
 import io
+import os
 import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 from pathlib import Path
+from unittest import mock
 
 PLOTS = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
+import plots_env  # noqa: E402
+import python_without_matplotlib  # noqa: E402
+import results_csv  # noqa: E402
 import run_worklog  # noqa: E402
 
-# Stands in for a step executable: logs its arguments, appends one CSV row (header first when
-# the file is new or empty, like the real steps), prints a result line, exits with CODE.
+SIX_STEPS = ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
+             "05_wmma", "06_multiwarp_wmma")
+# What the fake steps measure by default: TFLOP/s growing with the step number, as in the worklog.
+TFLOPS = {step: 4.0 * number for number, step in enumerate(SIX_STEPS, 1)}
+
+# Stands in for a step executable: logs its arguments; on exit codes 0 and 1 (the ones after
+# which a real step has measured) appends one CSV row (header first when the file is new or
+# empty) and prints a result line; on any other code prints a one-line error as a real step
+# does; then exits with CODE.
 FAKE_STEP = """#!/bin/sh
 echo "STEP $*" >> "LOG"
 while [ $# -gt 0 ]; do
@@ -26,32 +41,43 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -s "$csv" ] || echo "HEADER" > "$csv"
-echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,STEP,fake step,PREC,$n,$n,$n,\
-1,0,1.0,2.0,0.5,4.0,50.0,0.0,0.1,1000000,STATUS" >> "$csv"
-echo "fake STEP $n"
+case CODE in
+  0|1)
+    [ -s "$csv" ] || echo "HEADER" > "$csv"
+    echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,STEP,fake step,PREC,$n,$n,$n,\
+1,0,1.0,TFLOPS,0.5,4.0,50.0,0.0,0.1,1000000,STATUS" >> "$csv"
+    echo "fake STEP $n" ;;
+  4) echo "STEP: error: STEP needs compute capability 9.0 exactly; NVIDIA A100-SXM4-80GB is 8.0" >&2 ;;
+  *) echo "STEP: error: fake failure" >&2 ;;
+esac
 exit CODE
 """
 
 
-def make_bin_dir(root, codes):
-    """Write a fake executable for each step in codes (step -> exit code); return the folder."""
+def make_bin_dir(root, codes, listed=None, tflops=None, precisions=None):
+    """A bin folder as the build leaves it: a fake executable for each step in codes (step -> exit
+    code) and worklog_steps.txt naming `listed` (default: the steps of codes, in that order).
+    tflops and precisions (step -> value) override what a fake step reports."""
     bin_dir = root / "bin"
     bin_dir.mkdir()
+    tflops, precisions = tflops or {}, precisions or {}
     for step, code in codes.items():
         script = (FAKE_STEP.replace("STEP", step).replace("LOG", str(root / "calls.log"))
-                  .replace("HEADER", ",".join(run_worklog.make_plots.COLUMNS))
-                  .replace("PREC", "fp16" if step >= "05" else "fp32")
+                  .replace("HEADER", ",".join(results_csv.COLUMNS))
+                  .replace("PREC", precisions.get(step, "fp16" if step >= "05" else "fp32"))
+                  .replace("TFLOPS", str(tflops.get(step, TFLOPS.get(step, 2.0))))
                   .replace("STATUS", "FAIL" if code == 1 else "PASS").replace("CODE", str(code)))
         (bin_dir / step).write_text(script)
         (bin_dir / step).chmod(0o755)
+    steps = list(codes) if listed is None else listed
+    (bin_dir / run_worklog.STEP_LIST).write_text("# written by the tests\n" + "\n".join(steps) + "\n")
     return bin_dir
 
 
-def run_driver(*argv):
+def run_driver(*argv, python=sys.executable, env=None):
     """Run run_worklog.py as a command (its children write to the real stdout)."""
-    done = subprocess.run([sys.executable, str(PLOTS / "run_worklog.py"), *map(str, argv)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(python), str(PLOTS / "run_worklog.py"), *map(str, argv)],
+                          capture_output=True, text=True, timeout=120, env=env)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -70,6 +96,7 @@ class ArgumentTest(unittest.TestCase):
         self.assertEqual(len(args.sweep_sizes), 16)
         self.assertFalse(args.no_sweep)
         self.assertIsNone(args.publish)
+        self.assertIsNone(args.venv)
 
     def test_sweep_sizes_list(self):
         self.assertEqual(self.parse("--sweep-sizes", "256,257,512").sweep_sizes, [256, 257, 512])
@@ -83,28 +110,26 @@ class ArgumentTest(unittest.TestCase):
                     run_worklog.parse_args(bad)
                 self.assertEqual(caught.exception.code, 2)
 
-    def test_plan_main_runs_then_sweep(self):
+    def test_main_runs_then_sweep_runs(self):
         args = self.parse("--iters", "5", "--warmup", "0")
-        runs = run_worklog.plan_runs(args, list(run_worklog.STEPS))
-        self.assertEqual(len(runs), 6 + 2 * 16)
+        runs = run_worklog.main_runs(args, list(SIX_STEPS))
+        self.assertEqual(len(runs), 6)
         self.assertEqual(runs[0], ("01_naive", 4096, ["--warmup", "0", "--iters", "5"],
                                    Path("o/worklog.csv")))
-        self.assertEqual(runs[6], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10"],
-                                   Path("o/sweep.csv")))
-        self.assertEqual(runs[-1][:2], ("06_multiwarp_wmma", 4097))
+        sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"])
+        self.assertEqual(len(sweep), 2 * 16)
+        self.assertEqual(sweep[0], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10"],
+                                    Path("o/sweep.csv")))
+        self.assertEqual(sweep[-1][:2], ("06_multiwarp_wmma", 4097))
 
-    def test_plan_without_sweep_or_fp16_steps(self):
-        self.assertEqual(len(run_worklog.plan_runs(self.parse("--no-sweep"), list(run_worklog.STEPS))), 6)
-        fp32_only = run_worklog.plan_runs(self.parse(), list(run_worklog.STEPS[:4]))
-        self.assertEqual(len(fp32_only), 4 + 16)
-
-    def test_no_executables_is_an_error(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            err = io.StringIO()
-            with contextlib.redirect_stderr(err):
-                code = run_worklog.main(["--bin-dir", tmp, "--out", str(Path(tmp) / "out")])
-            self.assertEqual(code, 2)
-            self.assertIn("run_worklog: error: no step executables in", err.getvalue())
+    def test_fastest_verified_step_of_each_precision(self):
+        def row(step, precision, tflops, status="PASS"):
+            return {"step": step, "precision": precision, "tflops": tflops, "status": status}
+        rows = [row("01", "fp32", 4), row("02", "fp32", 30), row("03", "fp32", 20),
+                row("05", "fp16", 50), row("06", "fp16", 90, "FAIL"), row("07", "fp16", 60),
+                row("08", "fp16", 55)]
+        self.assertEqual(run_worklog.fastest_per_precision(rows), ["02", "07"])
+        self.assertEqual(run_worklog.fastest_per_precision([row("01", "fp32", 4, "FAIL")]), [])
 
 
 class FakeStepsTest(unittest.TestCase):
@@ -120,14 +145,17 @@ class FakeStepsTest(unittest.TestCase):
         return (self.root / "calls.log").read_text().splitlines()
 
     def test_full_run_with_publish(self):
-        bin_dir = make_bin_dir(self.root, {step: 0 for step in run_worklog.STEPS})
+        bin_dir = make_bin_dir(self.root, {step: 0 for step in SIX_STEPS})
         self.out.mkdir()
         (self.out / "worklog.csv").write_text("stale rows from an older run\n")
-        code, stdout, _ = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
-                                     "--sweep-sizes", "128,129", "--publish", self.root / "pub")
-        self.assertEqual(code, 0, stdout)
-        self.assertIn("[1/10] 01_naive 64x64x64\n", stdout)
-        self.assertIn("[10/10] 06_multiwarp_wmma 129x129x129\n", stdout)
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
+                                          "--sweep-sizes", "128,129", "--publish", self.root / "pub")
+        self.assertEqual(code, 0, stdout + stderr)
+        self.assertEqual(stderr, "")
+        self.assertIn("[1/6] 01_naive 64x64x64\n", stdout)
+        self.assertIn("run_worklog: size sweep of the fastest step of each precision: "
+                      "04_outer_product, 06_multiwarp_wmma\n", stdout)
+        self.assertIn("[sweep 4/4] 06_multiwarp_wmma 129x129x129\n", stdout)
         self.assertIn("fake 01_naive 64\n", stdout)  # the step's own output is forwarded
         self.assertIn("run_worklog: done in", stdout)
         self.assertEqual(len(data_rows(self.out / "worklog.csv")), 6)
@@ -135,12 +163,77 @@ class FakeStepsTest(unittest.TestCase):
         self.assertIn("04_outer_product --m 128 --n 128 --k 128 --warmup 2 --iters 10 --csv", self.calls()[6])
         self.assertEqual(sorted(p.name for p in (self.root / "pub").iterdir()),
                          sorted(run_worklog.PUBLISHED))
+        # Nothing outside --out and --publish; no virtual environment, as this Python has matplotlib.
         self.assertEqual(sorted(p.name for p in self.root.iterdir()), ["bin", "calls.log", "out", "pub"])
 
+    def test_a_profile_in_out_adds_the_measured_column_and_roofline(self):
+        # profile.csv, from ncu_profile.py, stays in --out across runs of the worklog.
+        bin_dir = make_bin_dir(self.root, {step: 0 for step in SIX_STEPS})
+        self.out.mkdir()
+        (self.out / "profile.csv").write_text((FIXTURES / "profile.csv").read_text(encoding="utf-8"))
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 4096, "--no-sweep")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        table = (self.out / "table.md").read_text(encoding="utf-8")
+        self.assertIn("| check | limited by (measured) |", table)
+        self.assertIn("| 04_outer_product | fake step | FP32 | 4096×4096×4096 |", table)
+        self.assertIn(" | PASS | issue |", table)  # 04's words in the fixture
+        self.assertIn(f"{self.out / 'roofline_measured.png'}\n", stdout)
+
+    def test_steps_and_their_order_come_from_the_list(self):
+        # Ten steps, the list in build order; a listed step whose executable is missing is
+        # skipped with a warning, and an executable that is not listed is not run.
+        steps = [f"{n:02d}_step" for n in range(1, 11)]
+        codes = {step: 0 for step in steps if step != "08_step"}
+        codes["99_unlisted"] = 0
+        bin_dir = make_bin_dir(self.root, codes, listed=steps,
+                               tflops={"03_step": 30.0, "10_step": 99.0})
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
+                                          "--sweep-sizes", "128")
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(stderr, f"run_worklog: warning: {bin_dir / '08_step'} not found; skipping 08_step\n")
+        self.assertEqual([call.split()[0] for call in self.calls()],
+                         [s for s in steps if s != "08_step"] + ["03_step", "10_step"])
+        self.assertIn("[9/9] 10_step 64x64x64\n", stdout)
+        table = (self.out / "table.md").read_text()
+        self.assertEqual([s for s in steps if f"| {s} |" in table], [s for s in steps if s != "08_step"])
+
+    def test_sweep_takes_the_fastest_measured_step_of_each_precision(self):
+        # 03 beats 04, and 06 fails its check: the sweep runs 03 and 05.
+        codes = {step: 0 for step in SIX_STEPS}
+        codes["06_multiwarp_wmma"] = 1
+        bin_dir = make_bin_dir(self.root, codes, tflops={"03_thread_coarsening": 50.0})
+        code, stdout, _ = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
+                                     "--sweep-sizes", "128")
+        self.assertEqual(code, 1)  # 06 failed verification
+        self.assertIn("size sweep of the fastest step of each precision: "
+                      "03_thread_coarsening, 05_wmma\n", stdout)
+        self.assertEqual([call.split()[0] for call in self.calls()[6:]], ["03_thread_coarsening", "05_wmma"])
+
+    def test_steps_the_gpu_cannot_run_are_skipped(self):
+        codes = {step: 0 for step in SIX_STEPS}
+        codes.update({"09_hopper_only": 4, "10_hopper_only": 4})
+        bin_dir = make_bin_dir(self.root, codes, tflops={"09_hopper_only": 500.0})
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
+                                          "--sweep-sizes", "128")
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(stderr.splitlines(), [
+            f"run_worklog: skipping {s}: {s} needs compute capability 9.0 exactly; "
+            "NVIDIA A100-SXM4-80GB is 8.0"
+            for s in ("09_hopper_only", "10_hopper_only")])
+        self.assertIn("[8/8] 10_hopper_only 64x64x64\n", stdout)
+        self.assertIn("04_outer_product, 06_multiwarp_wmma\n", stdout)  # the sweep as without them
+        self.assertNotIn("hopper", (self.out / "table.md").read_text())
+
+    def test_no_step_supports_the_gpu_exits_4(self):
+        bin_dir = make_bin_dir(self.root, {"09_hopper_only": 4, "10_hopper_only": 4})
+        code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual(code, 4)
+        self.assertEqual(stderr.splitlines()[-1], "run_worklog: no step supports this GPU")
+
     def test_failed_verification_keeps_going_and_exits_1(self):
-        codes = {step: 0 for step in run_worklog.STEPS if step != "05_wmma"}
+        codes = {step: 0 for step in SIX_STEPS if step != "05_wmma"}
         codes["03_thread_coarsening"] = 1
-        bin_dir = make_bin_dir(self.root, codes)
+        bin_dir = make_bin_dir(self.root, codes, listed=list(SIX_STEPS))
         code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
                                           "--no-sweep", "--iters", 3)
         self.assertEqual(code, 1)
@@ -156,7 +249,9 @@ class FakeStepsTest(unittest.TestCase):
         bin_dir = make_bin_dir(self.root, {"01_naive": 0, "02_block_tiling": 77, "03_thread_coarsening": 0})
         code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--no-sweep")
         self.assertEqual(code, 77)
-        self.assertIn("run_worklog: no CUDA device; the worklog needs an NVIDIA GPU", stderr)
+        self.assertEqual(stderr.splitlines(),
+                         ["02_block_tiling: error: fake failure",  # the step's own line, then ours
+                          "run_worklog: no CUDA device; the worklog needs an NVIDIA GPU"])
         self.assertEqual(len(self.calls()), 2)  # 03 never ran
         self.assertFalse((self.out / "table.md").exists())
 
@@ -166,6 +261,131 @@ class FakeStepsTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("01_naive exited with code 3 (matrices do not fit in device memory); stopping", stderr)
         self.assertEqual(len(self.calls()), 1)
+
+    def test_no_list_of_steps_exits_2(self):
+        bin_dir = make_bin_dir(self.root, {"01_naive": 0})
+        (bin_dir / run_worklog.STEP_LIST).unlink()
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertEqual(len(stderr.splitlines()), 1, stderr)
+        self.assertRegex(stderr, r"^run_worklog: error: cannot read the list of steps .*worklog_steps.txt "
+                                 r"\(No such file or directory\): --bin-dir must be the build's bin folder")
+
+    def test_empty_list_of_steps_exits_2(self):
+        bin_dir = make_bin_dir(self.root, {"01_naive": 0}, listed=[])
+        code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual(code, 2)
+        self.assertEqual(stderr, f"run_worklog: error: {bin_dir / run_worklog.STEP_LIST} lists no steps\n")
+
+    def test_no_executables_exits_2(self):
+        bin_dir = make_bin_dir(self.root, {}, listed=["01_naive"])
+        code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual(code, 2)
+        self.assertIn(f"run_worklog: error: no step executables in {bin_dir}", stderr)
+
+
+class WithoutMatplotlibTest(unittest.TestCase):
+    """The driver run by a Python without matplotlib, on a machine without a package index: it
+    tries to install matplotlib into --venv, fails, and still writes the CSVs and the table."""
+
+    def test_table_and_one_line_on_how_to_get_the_charts(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            python = python_without_matplotlib.make(root / "bare")
+            (root / "no-wheels").mkdir()
+            bin_dir = make_bin_dir(root, {step: 0 for step in SIX_STEPS})
+            out, venv = root / "out", root / "build" / "plots-venv"
+            code, stdout, stderr = run_driver(
+                "--bin-dir", bin_dir, "--out", out, "--size", 64, "--sweep-sizes", "128,129", "--venv", venv,
+                python=python, env=python_without_matplotlib.offline_pip_environment(root / "no-wheels"))
+            self.assertEqual(code, 0, stdout + stderr)
+            self.assertRegex(stdout, rf"run_worklog: matplotlib is not installed for {python}: installing "
+                                     rf".*requirements.txt into {venv} \(pip's output: {venv}.log\)\n")
+            self.assertEqual(len(stderr.splitlines()), 1, stderr)
+            self.assertRegex(stderr, r"^run_worklog: charts not drawn, for want of matplotlib: "
+                                     rf"pip install failed: .*matplotlib.* \(log: {venv}.log\). "
+                                     rf"The CSVs and table.md are in {out}. "
+                                     rf"For the charts, install matplotlib "
+                                     rf"\({python} -m pip install -r .*requirements.txt\) and run {python} "
+                                     rf".*make_plots.py --csv {out}/worklog.csv --out {out} "
+                                     rf"--sweep {out}/sweep.csv\n$")
+            self.assertEqual(sorted(p.name for p in out.iterdir()), ["sweep.csv", "table.md", "worklog.csv"])
+            self.assertIn("| 06_multiwarp_wmma |", (out / "table.md").read_text())
+            self.assertIn("matplotlib", (root / "build" / "plots-venv.log").read_text())
+
+
+def write_fake_matplotlib_wheel(folder):
+    """A wheel named matplotlib 99.0 holding one empty module: enough for pip to install offline
+    and for `import matplotlib` to succeed."""
+    files = {"matplotlib/__init__.py": "",
+             "matplotlib-99.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: matplotlib\nVersion: 99.0\n",
+             "matplotlib-99.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: plots-tests\n"
+                                                 "Root-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "matplotlib-99.0.dist-info/RECORD"
+    files[record] = "".join(f"{name},,\n" for name in [*files, record])  # no hashes: pip accepts that
+    with zipfile.ZipFile(folder / "matplotlib-99.0-py3-none-any.whl", "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+
+
+class PlotsEnvTest(unittest.TestCase):
+    """plots_env: the virtual environment is made once, filled from the requirements, and reused."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        root = Path(cls.tmp.name)
+        cls.bare_python = python_without_matplotlib.make(root / "bare")
+        (root / "wheels").mkdir()
+        write_fake_matplotlib_wheel(root / "wheels")
+        cls.offline = python_without_matplotlib.offline_pip_environment(root / "wheels")
+        cls.venv = root / "build" / "plots-venv"
+        cls.said = []
+        with mock.patch.dict(os.environ, cls.offline, clear=True):
+            cls.python = plots_env.python_with_matplotlib(cls.venv, python=cls.bare_python,
+                                                          say=cls.said.append)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_this_python_is_used_when_it_has_matplotlib(self):
+        if not plots_env.imports_matplotlib(sys.executable):
+            self.skipTest("this Python has no matplotlib")
+        self.assertEqual(plots_env.python_with_matplotlib(self.venv / "unused"), Path(sys.executable))
+        self.assertFalse((self.venv / "unused").exists())
+
+    def test_made_in_the_build_tree_and_filled_from_the_requirements(self):
+        self.assertEqual(self.python, plots_env.venv_python(self.venv))
+        self.assertEqual(len(self.said), 1)
+        self.assertIn(f"installing {plots_env.REQUIREMENTS} into {self.venv}", self.said[0])
+        self.assertIn("Successfully installed matplotlib-99.0",
+                      (self.venv.parent / "plots-venv.log").read_text())
+
+    def test_reused_without_installing_again(self):
+        said = []
+        again = plots_env.python_with_matplotlib(self.venv, python=self.bare_python, say=said.append)
+        self.assertEqual(again, self.python)
+        self.assertEqual(said, [])
+
+    def test_command_line_runs_the_command_with_that_python(self):
+        done = subprocess.run([str(self.bare_python), str(PLOTS / "plots_env.py"), "--venv", str(self.venv),
+                               "--", "-c", "import sys; print(sys.executable)"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        self.assertEqual(done.stdout, f"{self.python}\n")
+
+    def test_command_line_exits_77_without_a_way_to_get_matplotlib(self):
+        empty = Path(self.tmp.name) / "no-wheels"
+        empty.mkdir(exist_ok=True)
+        done = subprocess.run([str(self.bare_python), str(PLOTS / "plots_env.py"), "--venv",
+                               str(Path(self.tmp.name) / "offline-build" / "plots-venv"),
+                               "--", "-c", "print('not run')"], capture_output=True, text=True, timeout=120,
+                              env=python_without_matplotlib.offline_pip_environment(empty))
+        self.assertEqual(done.returncode, 77, done.stdout + done.stderr)
+        self.assertNotIn("not run", done.stdout)
+        self.assertRegex(done.stdout.splitlines()[-1],
+                         r"^plots_env: no Python with matplotlib, so nothing run: ")
 
 
 if __name__ == "__main__":

@@ -6,13 +6,16 @@
 #include <functional>
 #include <optional>
 
-#include "harness.hpp"
+#include "cublas_reference.hpp"
+#include "cuda_check.hpp"
+#include "gemm_data.hpp"
+#include "precision_traits.hpp"
 
 namespace worklog {
 
 template <class Input>
 int profile_once(const Step<Input>& step, const Options& o) {
-  GemmData<Input> data(o.shape, o.seed, InitialC::random, /*with_reference=*/false);
+  GemmData<Input> data(o.shape, o.seed, o.initial_c, /*with_reference=*/false);
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
   std::optional<CublasHandle> cublas;
   std::function<void()> run = [&] { step.launch(problem, 0); };

@@ -1,0 +1,90 @@
+// Asynchronous copies from global to shared memory (cp.async, sm_80 and newer), one PTX instruction
+// per wrapper, and the chunk copy that steps 07 and 08 build their tile loads from.
+//
+// A plain load (LDG) puts its data in a register, and the thread stalls at the first instruction
+// that needs that register; to move data to shared memory it must then store it (STS), so the load
+// has to complete before the store can issue. cp.async (LDGSTS in the SASS) writes shared memory
+// directly and the issuing thread does not wait: the copy stays in flight while the thread goes on
+// multiplying. The thread groups its copies (commit_group) and later waits until at most N of its
+// groups are still in flight (wait_group N). A copy is visible to *other* threads only after the
+// issuing thread's wait_group and a barrier that both reach.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace worklog::async_copy {
+
+// The 32-bit shared-state-space address that PTX's .shared instructions take.
+__device__ __forceinline__ unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+
+// Starts a copy of 16 bytes from global `src` to shared `dst`, both 16-byte aligned. With `valid`
+// false the copy reads nothing and writes 16 zero bytes: that is the src-size operand, the number of
+// bytes read (16 or 0), the rest up to 16 being filled with zeros. `src` must be a valid global
+// address either way, so callers pass a clamped one for chunks outside the matrix.
+// .cg caches in L2 only: tiles pass through shared memory, so L1 would hold them for nothing.
+__device__ __forceinline__ void copy_16_bytes_or_zeros(void* dst, const void* src, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)),
+               "l"(__cvta_generic_to_global(src)), "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  __trap();  // not reached: steps that use cp.async register min_compute_capability 80
+#endif
+}
+
+// Closes the group of copies this thread started since the previous commit (possibly none: an
+// empty group completes at once, which keeps the group count the same on every iteration).
+__device__ __forceinline__ void commit_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until at most `pending` of this thread's committed groups are still in flight. Groups
+// complete in the order they were committed.
+template <int pending>
+__device__ __forceinline__ void wait_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Copies one 16-byte chunk of a tile, 8 halves starting at `src`, of which the first `valid` lie
+// inside the matrix (valid <= 0: none), into `dst` in shared memory, zeros for the rest.
+//   aligned: the matrix's rows start on 16-byte boundaries and their lengths are multiples of 8
+//     halves, so a chunk is wholly inside (valid >= 8) or wholly outside (valid <= 0): one cp.async,
+//     with zero fill outside, reading from `fallback` (any valid address) instead of past the edge.
+//   otherwise: 16-byte reads are not allowed, so the thread reads the halves one by one, each only
+//     if it is inside, and stores the 16 bytes itself: correct for any shape, but synchronous.
+template <bool aligned>
+__device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
+  if constexpr (aligned) {
+    copy_16_bytes_or_zeros(dst, valid > 0 ? src : fallback, valid > 0);
+  } else {
+    unsigned short h[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) h[e] = e < valid ? __half_as_ushort(src[e]) : 0;  // 0x0000 is +0.0
+    uint4 packed;
+    packed.x = h[0] | unsigned(h[1]) << 16;
+    packed.y = h[2] | unsigned(h[3]) << 16;
+    packed.z = h[4] | unsigned(h[5]) << 16;
+    packed.w = h[6] | unsigned(h[7]) << 16;
+    *reinterpret_cast<uint4*>(dst) = packed;
+  }
+}
+
+// True when every row of A (K halves long) and of B (N halves) starts on a 16-byte boundary, so that
+// the tiles can move by cp.async: K and N multiples of 8, and both matrices 16-byte aligned.
+inline bool rows_16_byte_aligned(long long k, long long n, const void* a, const void* b) {
+  return k % 8 == 0 && n % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
+}
+
+}  // namespace worklog::async_copy

@@ -1,0 +1,25 @@
+// Which GPU a run uses, and whether the run can go ahead on it: the device exists, the step
+// supports its compute capability, and the matrices fit in its free memory. Each refusal is a
+// Failure with its exit code (cli.hpp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <optional>
+
+#include "failure.hpp"
+#include "gemm_math.hpp"
+#include "step.hpp"
+
+namespace worklog {
+
+// Which device: index, or Failure (no device: exit_no_device; bad index: exit_bad_argument).
+cudaDeviceProp select_device(int index);
+// The one-line message and exit code when this GPU is outside the step's compute capabilities,
+// or nothing when it may run.
+template <class Input>
+std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDeviceProp& prop);
+// Refuses (Failure, exit_does_not_fit) a problem whose buffers do not fit in free device memory.
+void require_device_memory(Shape shape, int input_bytes, bool check);
+
+}  // namespace worklog

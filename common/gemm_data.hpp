@@ -1,0 +1,59 @@
+// The device data of one GEMM and the check of a step's result: seeded random inputs, cuBLAS's
+// result on the same inputs, and an element-by-element comparison within the error bound
+// (gemm_math.hpp).
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "cli.hpp"  // InitialC
+#include "device_buffer.hpp"
+#include "gemm_math.hpp"
+#include "step.hpp"  // GemmProblem
+
+namespace worklog {
+
+struct CheckResult {
+  bool pass = false;
+  std::uint64_t bad_count = 0;
+  double max_abs_err = 0;  // max over elements of |C − C_ref| (Inf when an element is NaN/Inf)
+  double err_over_tol = 0;  // max over elements of |C − C_ref| / tolerance
+  long long first_bad_row = -1, first_bad_col = -1;  // smallest linear index that failed
+  float expected = 0, obtained = 0;                  // at that element
+};
+
+// Seeded random A and B, the initial C (random, or NaN to prove that beta == 0 does not read it),
+// the step's output C, and with the reference on, cuBLAS's result and the bound matrix |A|·|B|
+// from which each element's tolerance follows.
+template <class Input>
+class GemmData {
+ public:
+  GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, bool with_reference);
+  Shape shape() const { return shape_; }
+  // The problem a step solves: C = alpha·A·B + beta·C on output(), which reset_output() sets to
+  // the initial C.
+  GemmProblem<Input> problem(float alpha, float beta) const;
+  void reset_output();
+  float* output() const { return c_.data(); }
+  // cuBLAS on the same inputs, into its own copy of the initial C.
+  void compute_reference(cublasHandle_t handle, float alpha, float beta);
+  // Compares output() with the reference element by element, on the GPU.
+  CheckResult check(float alpha, float beta) const;
+  // cuBLAS's buffer, reused as its output while it is timed (after the check).
+  GemmProblem<Input> reference_problem(float alpha, float beta) const;
+
+  // Host copies, for the CPU reference in the tests (FP16 values widened exactly to float).
+  std::vector<float> host_a() const;
+  std::vector<float> host_b() const;
+  std::vector<float> host_initial_c() const;
+  std::vector<float> host_output() const;
+
+ private:
+  Shape shape_;
+  DeviceBuffer<Input> a_, b_;
+  DeviceBuffer<float> c_initial_, c_, c_reference_, bound_;
+};
+
+}  // namespace worklog

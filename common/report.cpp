@@ -1,0 +1,84 @@
+#include "report.hpp"
+
+#include <cmath>
+#include <ctime>
+#include <sstream>
+
+#include "cuda_check.hpp"
+
+namespace worklog {
+
+namespace {
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string status_text(const Measurement& r) { return !r.checked ? "UNCHECKED" : r.check.pass ? "PASS" : "FAIL"; }
+
+}  // namespace
+
+RunInfo describe_run(const cudaDeviceProp& prop) {
+  RunInfo info;
+  info.gpu = prop.name;
+  info.sm_count = prop.multiProcessorCount;
+  info.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  int runtime = 0, driver = 0;
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  info.runtime = version_text(runtime);
+  info.driver = version_text(driver);
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  info.timestamp = stamp;
+  return info;
+}
+
+void append_csv(std::FILE* csv, const RunInfo& info, const char* step, const char* adds, const char* precision,
+                const Options& o, const Measurement& r) {
+  std::fseek(csv, 0, SEEK_END);
+  if (std::ftell(csv) == 0)
+    std::fputs("timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,step,adds,precision,m,n,k,alpha,beta,"
+               "ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_abs_err,err_over_tol,global_bytes,status\n",
+               csv);
+  const double flops = gemm_flops(o.shape);
+  std::ostringstream row;
+  row.precision(6);
+  row << info.timestamp << ',' << quoted(info.gpu) << ',' << info.sm_count << ',' << info.compute_capability << ','
+      << info.runtime << ',' << info.driver << ',' << step << ',' << quoted(adds) << ',' << precision << ','
+      << o.shape.m << ',' << o.shape.n << ',' << o.shape.k << ',' << o.alpha << ',' << o.beta << ',' << r.ms << ','
+      << flops / r.ms / 1e9 << ',';
+  if (r.cublas_ms > 0) row << r.cublas_ms << ',' << flops / r.cublas_ms / 1e9 << ',' << 100.0 * r.cublas_ms / r.ms << ',';
+  else row << ",,,";
+  if (r.checked) row << r.check.max_abs_err << ',' << r.check.err_over_tol;
+  else row << ',';
+  row << ',' << std::llround(r.global_bytes) << ',' << status_text(r) << '\n';
+  std::fputs(row.str().c_str(), csv);
+  std::fflush(csv);
+}
+
+void print_result(const char* step, const char* precision, const Options& o, const Measurement& r) {
+  const double flops = gemm_flops(o.shape);
+  const std::string size = std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
+  std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms", "TFLOP/s",
+              "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");
+  char err[32] = "-", ratio[32] = "-", cublas_ms[32] = "-", pct[32] = "-";
+  if (r.cublas_ms > 0) {
+    std::snprintf(cublas_ms, sizeof cublas_ms, "%.4f", r.cublas_ms);
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * r.cublas_ms / r.ms);
+  }
+  if (r.checked) {
+    std::snprintf(err, sizeof err, "%.2e", r.check.max_abs_err);
+    std::snprintf(ratio, sizeof ratio, "%.2e", r.check.err_over_tol);
+  }
+  std::printf("%-22s %-9s %-17s %10.4f %9.2f %10s %9s %11s %9s %s\n", step, precision, size.c_str(), r.ms,
+              flops / r.ms / 1e9, cublas_ms, pct, err, ratio, status_text(r).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace worklog

@@ -1,0 +1,138 @@
+#include "run_step.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "cublas_reference.hpp"
+#include "cuda_check.hpp"
+#include "device_select.hpp"
+#include "gemm_data.hpp"
+#include "harness_timing.hpp"
+#include "precision_traits.hpp"
+#include "profile_run.hpp"
+#include "report.hpp"
+
+namespace worklog {
+
+namespace {
+
+template <class Input>
+int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, std::FILE* csv) {
+  const RunInfo info = describe_run(prop);
+  std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
+
+  GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check);
+  std::optional<CublasHandle> cublas;
+  if (o.cublas) cublas.emplace();
+  Measurement r{};
+  r.checked = o.check;
+  r.global_bytes = modeled_global_bytes(o.shape, sizeof(Input), step.reuse_rows, step.reuse_cols, o.beta != 0.0f);
+
+  // Check: one run of the step from the initial C, against cuBLAS from the same C.
+  if (o.check) {
+    data.compute_reference(cublas->get(), o.alpha, o.beta);
+    step.launch(data.problem(o.alpha, o.beta), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    r.check = data.check(o.alpha, o.beta);
+  }
+
+  // Time: the step, then cuBLAS the same way (into cuBLAS's own buffer, or C when unchecked).
+  const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
+  r.ms = median_ms([&] { step.launch(problem, 0); }, o.warmup, o.iters);
+  if (cublas) {
+    const GemmProblem<Input> reference = o.check ? data.reference_problem(o.alpha, o.beta) : problem;
+    r.cublas_ms = median_ms([&] { cublas_gemm(cublas->get(), reference); }, o.warmup, o.iters);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  print_result(step.name, precision_name<Input>(), o, r);
+  if (csv) append_csv(csv, info, step.name, step.adds, precision_name<Input>(), o, r);
+  if (o.check && !r.check.pass) {
+    std::fprintf(stderr,
+                 "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
+                 "expected %.8g, obtained %.8g\n",
+                 step.name, (unsigned long long)r.check.bad_count, r.check.first_bad_row, r.check.first_bad_col,
+                 r.check.expected, r.check.obtained);
+    return exit_check_failed;
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+template <class Input>
+int run_step(int argc, char** argv, const Step<Input>& step) {
+  auto error = [&](int code, const std::string& message) {
+    std::fprintf(stderr, "%s: error: %s\n", step.name, message.c_str());
+    return code;
+  };
+  Options o;
+  try {
+    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& e) {
+    return error(exit_bad_argument, e.message);
+  }
+  if (o.help) {
+    std::fputs(usage_text(step.name).c_str(), stdout);
+    return exit_ok;
+  }
+  std::FILE* csv = nullptr;
+  if (!o.csv_path.empty() && !(csv = std::fopen(o.csv_path.c_str(), "a")))
+    return error(exit_bad_argument, "cannot open --csv file '" + o.csv_path + "': " + std::strerror(errno));
+
+  int code = exit_ok;
+  try {
+    const cudaDeviceProp prop = select_device(o.device);
+    if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
+    require_device_memory(o.shape, sizeof(Input), o.check);
+    code = o.profile == ProfileTarget::none ? measure(step, o, prop, csv) : profile_once(step, o);
+  } catch (const Failure& f) {
+    code = error(f.exit_code, f.message);
+  } catch (const CudaError& e) {
+    // A binary built for other GPUs has no kernel for this one: that is an unsupported GPU.
+    const bool no_image = e.code == cudaErrorNoKernelImageForDevice || e.code == cudaErrorUnsupportedPtxVersion;
+    code = error(no_image ? exit_unsupported_gpu : exit_cuda_error,
+                 e.what() + std::string(no_image ? " (rebuild for this GPU: CMAKE_CUDA_ARCHITECTURES)" : ""));
+  } catch (const std::exception& e) {
+    code = error(exit_cuda_error, e.what());
+  }
+  if (csv) std::fclose(csv);
+  return code;
+}
+
+int run_registered_step(const char* name, int argc, char** argv) {
+  // --variant picks "<name>/<variant>"; the rest of the command line is run_step's.
+  std::string chosen = name;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--variant" && i + 1 < argc) chosen += "/" + std::string(argv[i + 1]);
+    else if (word.rfind("--variant=", 0) == 0) chosen += "/" + word.substr(10);
+  }
+  const RegisteredStep* step = find_step(chosen);
+  if (!step && chosen != name) {
+    std::string known;
+    for (const RegisteredStep& s : step_registry())
+      if (std::string(s.name()).rfind(std::string(name) + "/", 0) == 0)
+        known += (known.empty() ? "" : ", ") + std::string(s.name()).substr(std::strlen(name) + 1);
+    std::fprintf(stderr, "%s: error: unknown --variant '%s' (known: %s)\n", name, chosen.c_str() + std::strlen(name) + 1,
+                 known.empty() ? "none" : known.c_str());
+    return exit_bad_argument;
+  }
+  if (!step) {  // a build mistake, not a user's: add_worklog_step names the executable after its step
+    std::fprintf(stderr, "%s: error: no step called '%s' is linked into this executable\n", argv[0], name);
+    return exit_cuda_error;
+  }
+  return step->fp32 ? run_step(argc, argv, *step->fp32) : run_step(argc, argv, *step->fp16);
+}
+
+// The two input types the worklog uses.
+template int run_step(int, char**, const Step<float>&);
+template int run_step(int, char**, const Step<__half>&);
+
+}  // namespace worklog

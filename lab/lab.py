@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""The course lab kit: student copies made from the solutions, and a grader. Instructors: see
+lab/README.md. Python standard library only.
+
+    python3 lab/lab.py release --steps 02,04 --out DIR [--rubric FILE] [--source DIR]
+    python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR]
+                             [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
+    python3 lab/lab.py check [--steps all] [--source DIR]
+
+Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
+regions). Exit codes:
+  0   done (grade: report.md, results.json and grading.json written, whatever the scores)
+  1   check or release: a LAB marker is malformed, or a solution line would leak into the copy
+  2   bad command line or input file (unknown step, step without LAB regions, rubric, cases)
+  3   grade: the grading machine cannot grade (a tool is missing, the reference does not build)
+  4   grade: this GPU cannot run a chosen step
+  77  grade: no CUDA device
+"""
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from labkit import grading, release, report  # noqa: E402
+from labkit.cases import parse_cases  # noqa: E402
+from labkit.markers import MarkerError  # noqa: E402
+from labkit.rubric import load_rubric  # noqa: E402
+from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, released_steps,  # noqa: E402
+                          resolve_steps)
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+EXIT_OK, EXIT_MARKERS_OR_LEAK, EXIT_BAD_ARGUMENT = 0, 1, 2
+
+
+def fail(message, code):
+    print(f"lab.py: error: {message}", file=sys.stderr)
+    return code
+
+
+def existing_folder(text):
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {text}")
+    return path
+
+
+def existing_file(text):
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"not a file: {text}")
+    return path
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line and exit code 2 like every other bad input."""
+
+    def error(self, message):
+        print(f"lab.py {self.prog.split()[-1]}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_BAD_ARGUMENT)
+
+
+def parse_args(argv):
+    parser = Parser(prog="lab.py", description=__doc__.split("\n\n")[0],
+                    formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    rel = commands.add_parser("release", help="write a student copy of the repository")
+    rel.add_argument("--steps", required=True, help="steps to hand out: 02,04 or all")
+    rel.add_argument("--out", required=True, type=Path, help="new (or empty) folder for the copy")
+    rel.add_argument("--rubric", type=existing_file, help="rubric to describe in LAB.md (default lab/rubric.json)")
+    rel.add_argument("--source", type=existing_folder, default=REPOSITORY,
+                     help="tree with the solutions to copy (default: this repository)")
+
+    grade = commands.add_parser("grade", help="grade a submission's kernels")
+    grade.add_argument("--submission", required=True, type=existing_folder,
+                       help="the student's folder: a copy of the repository, or any folder with STEP/kernel.cu")
+    grade.add_argument("--steps", required=True, help="steps to grade: 02,04 or all")
+    grade.add_argument("--out", required=True, type=Path, help="folder for report.md, results.json, grading.json")
+    grade.add_argument("--reference", type=existing_folder, default=REPOSITORY,
+                       help="tree with the solutions, harness and tests (default: this repository)")
+    grade.add_argument("--rubric", type=existing_file, help="rubric file (default lab/rubric.json)")
+    grade.add_argument("--cases", type=existing_file, help="instructor's extra cases: 'M N K alpha beta [random|nan]'")
+    grade.add_argument("--work", type=Path, help="folder for the builds, kept and reused between gradings "
+                                                 "(default: a temporary folder, removed)")
+    grade.add_argument("--jobs", type=positive_int, default=4, help="cases and sanitizer runs at once (default 4)")
+
+    check = commands.add_parser("check", help="check the LAB markers, and that releasing each step leaks nothing")
+    check.add_argument("--steps", default="all", help="steps to check (default: every step)")
+    check.add_argument("--source", type=existing_folder, default=REPOSITORY,
+                       help="tree to check (default: this repository)")
+    return parser.parse_args(argv)
+
+
+def command_release(args):
+    rubric = load_rubric(args.rubric)
+    source = args.source.resolve()
+    steps = resolve_steps(source, args.steps)
+    if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+        raise UsageError(f"--out {args.out} exists and is not an empty folder")
+    try:
+        plan = release.release(source, steps, args.out, rubric)
+    except release.LeakError as e:
+        for leak in e.leaks:
+            print(f"  {leak}", file=sys.stderr)
+        return fail(f"{e}; nothing was written (move the LAB markers so that no solution line is left outside "
+                    "the regions)", EXIT_MARKERS_OR_LEAK)
+    print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
+          + ", ".join(steps) + "; instructions for students in LAB.md")
+    return EXIT_OK
+
+
+def command_check(args):
+    """For authors of steps: every marker well formed, and releasing each step alone leaks no line."""
+    source = args.source.resolve()
+    steps = resolve_steps(source, args.steps, require_regions=False)
+    rubric = load_rubric()
+    problems = 0
+    handed_out = released_steps(source)
+    for step in steps:
+        regions = regions_of(source, step)
+        if not regions:
+            print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
+                                                if step in handed_out else "(it cannot be handed out)"))
+            continue
+        leaks = release.Plan(source, [step], rubric).leaks()
+        lines = sum(len(r.solution) for r in regions)
+        leak_count = f", {len(leaks)} LEAK(S)" if leaks else ""
+        print(f"{step}: {len(regions)} region(s), {lines} solution line(s){leak_count}")
+        for leak in leaks:
+            print(f"  {leak}")
+        problems += len(leaks)
+    return EXIT_MARKERS_OR_LEAK if problems else EXIT_OK
+
+
+def gradable_steps(reference, spec):
+    """The chosen steps, and those among them that the reference holds only as released
+    skeletons (a student grading their own copy): those are graded without the reference's speed."""
+    released = released_steps(reference)
+    if spec.strip() == "all" and released:
+        return [s for s in discover_steps(reference) if s in released], released
+    steps = resolve_steps(reference, spec, require_regions=False)
+    for step in steps:
+        if step not in released and not regions_of(reference, step):
+            raise UsageError(f"{step} has no LAB regions in {reference}/{step}/{KERNEL}: it is not a lab step")
+    return steps, [s for s in steps if s in released]
+
+
+def command_grade(args):
+    rubric = load_rubric(args.rubric)
+    reference = args.reference.resolve()
+    steps, self_check = gradable_steps(reference, args.steps)
+    instructor_cases = []
+    if args.cases:
+        instructor_cases = parse_cases(args.cases.read_text(encoding="utf-8"), str(args.cases), "instructor")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is not a folder")
+    for tool in ("cmake", "ctest"):
+        if not shutil.which(tool):
+            return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it",
+                        grading.EXIT_CANNOT_GRADE)
+    devices, gpu = grading.cuda_devices()
+    if devices == 0:
+        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", grading.EXIT_NO_DEVICE)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))
+    grader = grading.Grader(args.submission, reference, steps, rubric, instructor_cases, work, args.jobs, self_check)
+    grader.gpu = gpu
+    try:
+        record = grader.grade(args.out / "logs")
+    except grading.GradingError as e:
+        return fail(str(e), e.exit_code)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    write_outputs(record, args.out)
+    return EXIT_OK
+
+
+def write_outputs(record, out):
+    """grading.json (the raw record), report.md and results.json (scored from it)."""
+    scores = report.score_record(record)
+    (out / "grading.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(report.markdown_report(record, scores), encoding="utf-8")
+    results = report.gradescope_results(record, scores)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"{results['output']}\nwrote {out / 'report.md'} and {out / 'results.json'}")
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return {"release": command_release, "grade": command_grade, "check": command_check}[args.command](args)
+    except UsageError as e:
+        return fail(str(e), EXIT_BAD_ARGUMENT)
+    except MarkerError as e:
+        return fail(str(e), EXIT_MARKERS_OR_LEAK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

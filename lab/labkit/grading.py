@@ -1,0 +1,532 @@
+"""grade: build a submission's kernels against the reference tree and run them.
+
+The reference tree is built as it is (its own solutions: the speed to beat, and gpu_tests, whose
+--list-cases gives the standard cases). The submission is built in a scratch copy of the
+reference tree in which only the chosen steps' kernel.cu come from the submission, so edits to
+the harness or the tests cannot help it. Then, for each step: every case through the step's
+executable (each in its own process, with a timeout), the project's own sanitize.* tests for the
+rubric's tools, and the speed of the submission, the reference solution and cuBLAS, alternating in
+one run. What a submission does wrong is recorded for its step and grading goes on; only problems
+of the grading machine stop it (GradingError).
+
+The record written here (grading.json) is all that report.py needs to score.
+"""
+import concurrent.futures
+import csv
+import ctypes
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cases import parse_cases
+from .release import source_commit
+from .steps import KERNEL, repository_files
+
+# The step executables' exit codes (common/cli.hpp). grade exits with the last two too, meaning the
+# same, and with EXIT_CANNOT_GRADE when this machine cannot grade (lab.py's docstring lists them).
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_CUDA_ERROR, EXIT_UNSUPPORTED_GPU, EXIT_NO_DEVICE = 0, 1, 5, 4, 77
+EXIT_CANNOT_GRADE = 3
+CHECK_FAILED = re.compile(r"check failed: (\d+) element\(s\) outside the error bound; first at "
+                          r"\(row (-?\d+), col (-?\d+)\): expected (\S+), obtained (\S+)")
+
+
+class GradingError(Exception):
+    """The grading machine, not the submission, is at fault; exit_code says which way (lab.py)."""
+
+    def __init__(self, message, exit_code):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# ---- Running commands -----------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    code: int            # negative: killed by that signal; None when timed out
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def output(self):
+        return self.stdout + self.stderr
+
+
+def run(command, timeout, cwd=None):
+    """Runs `command`, and on timeout kills it with everything it started (its own session)."""
+    try:
+        process = subprocess.Popen([str(c) for c in command], cwd=cwd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        return Outcome(127, "", f"cannot run {command[0]}: {e.strerror}\n")
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = process.communicate()
+        return Outcome(None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), timed_out=True)
+    return Outcome(process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+def error_message(stderr):
+    """The step executable's one-line message ("<step>: error: <message>"), or its last line."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if ": error: " in line:
+            return line.split(": error: ", 1)[1].strip()
+    return lines[-1].strip() if lines else ""
+
+
+def signal_name(code):
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def case_result(outcome, timeout):
+    """(status, detail) of one case run: pass, fail (wrong result), error (a CUDA error or the
+    harness refusing), crash (killed by a signal or an unexpected exit) or timeout."""
+    if outcome.timed_out:
+        return "timeout", f"stopped after {timeout:g} s: the kernel hangs or is far too slow"
+    message = error_message(outcome.stderr)
+    if outcome.code == EXIT_OK:
+        return "pass", ""
+    if outcome.code == EXIT_CHECK_FAILED:
+        found = CHECK_FAILED.search(outcome.stderr)
+        if found:
+            count, row, col, expected, obtained = found.groups()
+            return "fail", (f"{count} wrong element(s); first at (row {row}, col {col}): "
+                            f"expected {expected}, got {obtained}")
+        return "fail", message
+    if outcome.code == EXIT_CUDA_ERROR:
+        return "error", f"CUDA error: {message}"
+    if outcome.code < 0:
+        return "crash", f"killed by {signal_name(outcome.code)}" + (f" after: {message}" if message else "")
+    return "crash", f"exit code {outcome.code}" + (f": {message}" if message else "")
+
+
+# ---- The GPU ----------------------------------------------------------------------------------------
+
+def cuda_devices():
+    """(number of CUDA devices, name of the first or why there are none), through the driver
+    library, so that no GPU is found before anything is built. CUDA_VISIBLE_DEVICES applies."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0, "no NVIDIA driver (libcuda.so.1 cannot be loaded)"
+    status = driver.cuInit(0)
+    if status != 0:
+        return 0, "no CUDA device" if status == 100 else f"the CUDA driver does not start (cuInit error {status})"
+    count = ctypes.c_int(0)
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return 0, "no CUDA device"
+    device, name = ctypes.c_int(0), ctypes.create_string_buffer(256)
+    if driver.cuDeviceGet(ctypes.byref(device), 0) != 0 or driver.cuDeviceGetName(name, 256, device) != 0:
+        return count.value, "unknown GPU"
+    return count.value, name.value.decode("utf-8", "replace")
+
+
+# ---- Building -----------------------------------------------------------------------------------------
+
+# The first line that reports an error, from nvcc, the host compiler, ptxas, the linker or CMake;
+# make's and ninja's own lines are only echoes.
+COMPILER_ERROR = re.compile(r"(\berror\b|undefined reference|ptxas fatal|CMake Error)", re.IGNORECASE)
+BUILD_TOOL_LINE = re.compile(r"^(g?make(\[\d+\])?:|ninja:|FAILED:|\[\s*\d+%\]|collect2:|\d+ errors? detected)")
+
+
+def first_compiler_error(output, tree):
+    """The compiler's first error with the lines that show where (nvcc prints the source line and
+    a caret after it), paths made relative to `tree`; '' when none is recognized."""
+    lines = output.replace(str(Path(tree).resolve()) + "/", "").replace(str(tree) + "/", "").splitlines()
+    for index, line in enumerate(lines):
+        if COMPILER_ERROR.search(line) and not BUILD_TOOL_LINE.match(line.strip()):
+            shown = [line.rstrip()]
+            for following in lines[index + 1:index + 3]:
+                if (not following.strip() or COMPILER_ERROR.search(following)
+                        or BUILD_TOOL_LINE.match(following.strip())):
+                    break
+                shown.append(following.rstrip())
+            return "\n".join(shown)
+    return ""
+
+
+def _cache_value(build_dir, key):
+    cache = Path(build_dir) / "CMakeCache.txt"
+    if cache.is_file():
+        for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith(key + ":"):
+                return line.split("=", 1)[1]
+    return None
+
+
+class Build:
+    """A CMake build directory of one tree."""
+
+    def __init__(self, source, directory, log_dir, jobs):
+        self.source, self.directory = Path(source).resolve(), Path(directory).resolve()
+        self.log_dir, self.jobs = Path(log_dir), jobs
+
+    def _log(self, name, outcome):
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        (self.log_dir / f"{name}.log").write_text(outcome.output, encoding="utf-8")
+
+    def configure(self, name, timeout, options=()):
+        home = _cache_value(self.directory, "CMAKE_HOME_DIRECTORY")
+        if home is not None and Path(home).resolve() != self.source:
+            shutil.rmtree(self.directory)  # a build of another tree: start afresh
+        outcome = run(["cmake", "-S", self.source, "-B", self.directory, "-DCMAKE_BUILD_TYPE=Release", *options],
+                      timeout)
+        self._log(f"{name}-configure", outcome)
+        return outcome
+
+    def build(self, name, targets, timeout, keep_going=False):
+        native = []
+        if keep_going:  # build every target that can be built, whatever fails beside it
+            generator = _cache_value(self.directory, "CMAKE_GENERATOR") or ""
+            native = ["--", "-k"] if "Makefiles" in generator else ["--", "-k", "0"] if "Ninja" in generator else []
+        outcome = run(["cmake", "--build", self.directory, "-j", str(self.jobs), "--target", *targets, *native],
+                      timeout)
+        self._log(name, outcome)
+        return outcome
+
+    def executable(self, target):
+        return self.directory / "bin" / target
+
+
+def find_submission_kernel(submission, step):
+    """The submission's kernel for `step`: SUBMISSION/step/kernel.cu, or the one
+    .../step/kernel.cu below it (an archive often adds a folder). (path or None, problem)."""
+    direct = Path(submission) / step / KERNEL
+    if direct.is_file():
+        return direct, ""
+    found = [p for p in Path(submission).rglob(f"{step}/{KERNEL}")
+             if not any((parent / "CMakeCache.txt").exists() for parent in p.parents)]
+    if len(found) == 1:
+        return found[0], ""
+    if not found:
+        return None, f"the submission has no {step}/{KERNEL}"
+    return None, f"the submission has {len(found)} files {step}/{KERNEL}: " + ", ".join(
+        str(p.relative_to(submission)) for p in found[:3])
+
+
+def sync_tree(reference, tree, replacements):
+    """Makes `tree` a copy of the reference's files with `replacements` ({relative path: text})
+    on top. Files already equal are left untouched and changed ones written afresh, so that an
+    incremental build of a reused tree recompiles exactly what changed."""
+    tree = Path(tree)
+    wanted = {p.as_posix(): (Path(reference) / p).read_bytes() for p in repository_files(reference)}
+    for path, text in replacements.items():
+        wanted[path] = text.encode("utf-8")
+    for path, content in wanted.items():
+        target = tree / path
+        if not target.is_file() or target.read_bytes() != content:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+    for existing in [p for p in tree.rglob("*") if p.is_file()]:
+        if existing.relative_to(tree).as_posix() not in wanted:
+            existing.unlink()
+
+
+# ---- The sanitizer runs: the project's sanitize.* tests ------------------------------------------
+
+SANITIZE_TEST = re.compile(r"^sanitize\.(?P<tool>\w+)\.(?P<step>\d{2}_\w+?)\.(?P<shape>\d+x\d+x\d+)\.beta(?P<beta>.+)$")
+SANITIZER_REPORT = re.compile(r"^=+ (?!ERROR SUMMARY: 0 errors)(?!RACECHECK SUMMARY: 0 hazards)\S.*")
+
+
+def sanitizer_tests(build_dir, steps, tools, timeout):
+    """{step: [(run name, command)]}: the sanitize.<tool>.<step>.* tests CTest knows in build_dir."""
+    outcome = run(["ctest", "--test-dir", build_dir, "--show-only=json-v1"], timeout)
+    if outcome.code != 0:
+        raise GradingError(f"ctest cannot list the sanitizer tests: {outcome.stderr.strip()}", EXIT_CANNOT_GRADE)
+    tests = {step: [] for step in steps}
+    for test in json.loads(outcome.stdout).get("tests", []):
+        found = SANITIZE_TEST.match(test.get("name", ""))
+        if found and found["step"] in tests and found["tool"] in tools:
+            name = f"{found['tool']} {found['shape']} beta={found['beta']}"
+            tests[found["step"]].append((name, test["command"]))
+    return tests
+
+
+def sanitizer_result(outcome, timeout):
+    """(status, detail) of one sanitize.* test run (common/tests/sanitize.cmake)."""
+    if outcome.timed_out:
+        return "timeout", f"stopped after {timeout:g} s"
+    if "SKIPPED:" in outcome.output:
+        reason = outcome.output.split("SKIPPED:", 1)[1].strip().splitlines()[0]
+        if "unsupported GPU" in reason:  # the reference runs here, so the submission's registration refused it
+            return "fail", f"the step refused this GPU ({reason})"
+        return "not run", reason
+    if outcome.code == 0:
+        return "pass", ""
+    reports = [line.strip().lstrip("=").strip() for line in outcome.output.splitlines()
+               if SANITIZER_REPORT.match(line.strip())]
+    summary = [line for line in reports if "SUMMARY" in line]
+    first = [line for line in reports if "SUMMARY" not in line][:1]
+    return "fail", "; ".join(first + summary[-1:]) or error_message(outcome.output) or f"exit code {outcome.code}"
+
+
+# ---- Performance ------------------------------------------------------------------------------------
+
+def read_csv_row(path):
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return None
+    return rows[-1] if rows else None
+
+
+def measure(executable, rubric, csv_path, timeout):
+    """One timed run at the rubric's size: (CSV row or None, problem)."""
+    perf = rubric["performance"]
+    m, n, k = perf["size"]
+    Path(csv_path).unlink(missing_ok=True)
+    outcome = run([executable, "--m", m, "--n", n, "--k", k, "--warmup", perf["warmup"], "--iters", perf["iters"],
+                   "--csv", csv_path], timeout)
+    row = read_csv_row(csv_path)
+    if outcome.timed_out:
+        return None, f"the run at {m}×{n}×{k} was stopped after {timeout:g} s"
+    if row is None:
+        status, detail = case_result(outcome, timeout)
+        return None, f"the run at {m}×{n}×{k} failed ({status}: {detail})"
+    return row, ""
+
+
+def measure_step(submission_exe, reference_exe, rubric, scratch, timeout):
+    """Submission and reference solution alternately, rubric rounds each; best of each, and the
+    best cuBLAS of all runs (every run times cuBLAS beside the step)."""
+    rounds = rubric["performance"]["rounds"]
+    result = {"size": rubric["performance"]["size"], "submission_tflops": None, "reference_tflops": None,
+              "cublas_tflops": None, "submission_check": None, "note": ""}
+    sub, ref, cublas, checks, gpu = [], [], [], [], None
+    for round_number in range(rounds):
+        for who, executable, speeds in (("submission", submission_exe, sub), ("reference", reference_exe, ref)):
+            if executable is None:
+                continue
+            row, problem = measure(executable, rubric, Path(scratch) / f"{who}-{round_number}.csv", timeout)
+            if row is None:
+                result["note"] = f"{who}: {problem}"
+                if who == "submission":
+                    result["submission_check"] = "FAIL"
+                    return result, gpu
+                continue
+            gpu = row.get("gpu") or gpu
+            speeds.append(float(row["tflops"]))
+            if row.get("cublas_tflops"):
+                cublas.append(float(row["cublas_tflops"]))
+            if who == "submission":
+                checks.append(row.get("status", ""))
+    result["submission_tflops"] = max(sub) if sub else None
+    result["reference_tflops"] = max(ref) if ref else None
+    result["cublas_tflops"] = max(cublas) if cublas else None
+    result["submission_check"] = "PASS" if checks and all(c == "PASS" for c in checks) else "FAIL"
+    if result["submission_check"] == "FAIL" and not result["note"]:
+        result["note"] = "the submission's result at this size failed the check against cuBLAS"
+    return result, gpu
+
+
+# ---- Grading ------------------------------------------------------------------------------------------
+
+def log(message):
+    print(f"[lab] {message}", file=sys.stderr, flush=True)
+
+
+class Grader:
+    """One grading: options as lab.py's grade command takes them."""
+
+    def __init__(self, submission, reference, steps, rubric, instructor_cases, work, jobs, self_check_steps=()):
+        self.submission, self.reference = Path(submission).resolve(), Path(reference).resolve()
+        self.steps, self.rubric, self.instructor_cases = steps, rubric, instructor_cases
+        self.work, self.jobs = Path(work).resolve(), jobs
+        self.self_check_steps = set(self_check_steps)
+        self.timeouts = rubric["timeouts_seconds"]
+        self.build_jobs = os.cpu_count() or 2
+        self.gpu = None
+
+    # -- the reference ----------------------------------------------------------------------------
+
+    def build_reference(self, log_dir):
+        reference = Build(self.reference, self.work / "reference-build", log_dir, self.build_jobs)
+        log(f"building the reference ({self.reference}) in {reference.directory}")
+        outcome = reference.configure("reference", self.timeouts["build"])
+        if outcome.code == 0:
+            outcome = reference.build("reference-build", [*self.steps, "gpu_tests"], self.timeouts["build"])
+        if outcome.code != 0:
+            error = first_compiler_error(outcome.output, self.reference) or outcome.output.strip()[-2000:]
+            raise GradingError(f"the reference tree does not build, so nothing can be graded:\n{error}",
+                               EXIT_CANNOT_GRADE)
+        listing = run([reference.executable("gpu_tests"), "--list-cases"], self.timeouts["case"])
+        if listing.code != 0:
+            raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(), EXIT_CANNOT_GRADE)
+        return reference, parse_cases(listing.stdout, "gpu_tests --list-cases", "standard")
+
+    def check_gpu_runs(self, reference):
+        """Every chosen step must run on this GPU (the reference's own executable says so)."""
+        for step in self.steps:
+            probe = run([reference.executable(step), "--m", "1", "--n", "1", "--k", "1", "--warmup", "0",
+                         "--iters", "1", "--no-cublas"], self.timeouts["case"])
+            if probe.code == EXIT_UNSUPPORTED_GPU:
+                raise GradingError(f"this GPU cannot run {step}: {error_message(probe.stderr)}", EXIT_UNSUPPORTED_GPU)
+            if probe.code == EXIT_NO_DEVICE:
+                raise GradingError(f"no CUDA device: {error_message(probe.stderr)}", EXIT_NO_DEVICE)
+
+    # -- the submission ---------------------------------------------------------------------------
+
+    def build_submission(self, log_dir, options=()):
+        """The Build, and per step {"ok", "error", "reason"}: each step compiles or fails on its own;
+        reason says why one failed ("no kernel" in the submission, "compiler")."""
+        kernels, results = {}, {}
+        for step in self.steps:
+            path, problem = find_submission_kernel(self.submission, step)
+            if path is None:
+                results[step] = {"ok": False, "error": problem, "reason": "no kernel"}
+                continue
+            try:
+                kernels[f"{step}/{KERNEL}"] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                results[step] = {"ok": False, "error": f"cannot read {path}: {e}", "reason": "no kernel"}
+        tree = self.work / "submission-tree"
+        sync_tree(self.reference, tree, kernels)
+        build = Build(tree, self.work / "submission-build", log_dir, self.build_jobs)
+        log(f"building the submission's kernels in {build.directory}")
+        outcome = build.configure("submission", self.timeouts["build"], options)
+        if outcome.code != 0:
+            raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:],
+                               EXIT_CANNOT_GRADE)
+        sanitizer = _cache_value(build.directory, "COMPUTE_SANITIZER")
+        if sanitizer is not None and sanitizer.endswith("NOTFOUND"):
+            raise GradingError("compute-sanitizer is not installed (CMake did not find it next to nvcc): "
+                               "the sanitizer part of the rubric cannot be graded", EXIT_CANNOT_GRADE)
+        targets = [s for s in self.steps if s not in results]
+        for step in targets:  # a failed build must not leave an earlier submission's executable behind
+            build.executable(step).unlink(missing_ok=True)
+        if targets:
+            build.build("submission-build", targets, self.timeouts["build"], keep_going=True)
+        for step in targets:
+            if build.executable(step).is_file():
+                results[step] = {"ok": True, "error": "", "reason": ""}
+                continue
+            # Again alone, so that the error shown is this step's own.
+            alone = build.build(f"submission-build-{step}", [step], self.timeouts["build"])
+            error = (f"the build was stopped after {self.timeouts['build']:g} s" if alone.timed_out
+                     else first_compiler_error(alone.output, tree) or alone.output.strip()[-1500:])
+            results[step] = {"ok": False, "error": error, "reason": "compiler"}
+        return build, results
+
+    # -- the runs ---------------------------------------------------------------------------------
+
+    def run_cases(self, build, step_cases):
+        """Every case of every step, `jobs` at a time. After a timeout, the step's cases not yet
+        started are not run: a kernel that hangs once would cost the timeout on each."""
+        hung = set()
+        lock = threading.Lock()
+        timeout = self.timeouts["case"]
+
+        def one(step, seed, case):
+            with lock:
+                if step in hung:
+                    return "not run", "an earlier case of this step timed out"
+            outcome = run([build.executable(step), *case.arguments(), "--seed", seed, "--warmup", "0", "--iters", "1"],
+                          timeout)
+            status, detail = case_result(outcome, timeout)
+            if status == "timeout":
+                with lock:
+                    hung.add(step)
+            return status, detail
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {step: [(case, pool.submit(one, step, seed, case)) for seed, case in enumerate(cases, start=1)]
+                       for step, cases in step_cases.items()}
+            results = {}
+            for step, pending in futures.items():
+                results[step] = [dict(case.as_record(), status=f.result()[0], detail=f.result()[1])
+                                 for case, f in pending]
+                passed = sum(r["status"] == "pass" for r in results[step])
+                log(f"{step}: {passed} of {len(pending)} cases pass")
+        return results, hung
+
+    def run_sanitizer(self, build, steps):
+        timeout = self.timeouts["sanitizer"]
+        tests = sanitizer_tests(build.directory, steps, self.rubric["sanitizer"]["tools"], self.timeouts["case"])
+
+        def one(command):
+            return sanitizer_result(run(command, timeout), timeout)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {step: [(name, pool.submit(one, command)) for name, command in tests[step]] for step in steps}
+            results = {step: [{"run": name, "status": f.result()[0], "detail": f.result()[1]} for name, f in pending]
+                       for step, pending in futures.items()}
+        for step, runs in results.items():
+            log(f"{step}: {sum(r['status'] == 'pass' for r in runs)} of {len(runs)} sanitizer runs clean")
+            if any(r["status"] == "not run" for r in runs):
+                raise GradingError(f"the sanitizer tests were skipped on this machine: "
+                                   f"{next(r['detail'] for r in runs if r['status'] == 'not run')}", EXIT_CANNOT_GRADE)
+        return results
+
+    # -- all of it ----------------------------------------------------------------------------------
+
+    def grade(self, log_dir):
+        started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        reference, standard_cases = self.build_reference(log_dir)
+        self.check_gpu_runs(reference)
+        cases = standard_cases + self.instructor_cases
+        submission, compiled = self.build_submission(log_dir)
+
+        results = {step: {"step": step, "self_check": step in self.self_check_steps,
+                          "compile": compiled[step],
+                          "cases": [], "sanitizer": [], "sanitizer_note": "",
+                          "performance": {"size": self.rubric["performance"]["size"], "note": ""}}
+                   for step in self.steps}
+        for step in self.steps:
+            if not compiled[step]["ok"]:
+                log(f"{step}: does not compile")
+                results[step]["cases"] = [dict(c.as_record(), status="not run", detail="did not compile")
+                                          for c in cases]
+
+        runnable = [s for s in self.steps if compiled[s]["ok"]]
+        case_results, hung = self.run_cases(submission, {s: cases for s in runnable})
+        for step in runnable:
+            results[step]["cases"] = case_results[step]
+
+        passing = {s for s in runnable if any(c["status"] == "pass" for c in case_results[s])}
+        gated = self.rubric["sanitizer"]["requires_a_passing_case"]
+        sanitize = [s for s in runnable if s not in hung and (s in passing or not gated)]
+        for step in runnable:
+            if step in hung:
+                results[step]["sanitizer_note"] = "not run: a case timed out"
+            elif step not in sanitize:
+                results[step]["sanitizer_note"] = "not run: no correctness case passes"
+        if sanitize:
+            for step, runs in self.run_sanitizer(submission, sanitize).items():
+                results[step]["sanitizer"] = runs
+
+        scratch = self.work / "performance"
+        scratch.mkdir(parents=True, exist_ok=True)
+        for step in runnable:
+            if step in hung or step not in passing:
+                results[step]["performance"]["note"] = ("not measured: " +
+                                                        ("a case timed out" if step in hung else "no case passes"))
+                continue
+            reference_exe = None if step in self.self_check_steps else reference.executable(step)
+            log(f"{step}: timing the submission" + (", the reference solution" if reference_exe else "")
+                + " and cuBLAS")
+            perf, gpu = measure_step(submission.executable(step), reference_exe, self.rubric, scratch,
+                                     self.timeouts["performance"])
+            results[step]["performance"] = perf
+            self.gpu = self.gpu or gpu
+
+        return {"schema": 1, "submission": str(self.submission), "reference": str(self.reference),
+                "reference_commit": source_commit(self.reference), "started": started, "gpu": self.gpu,
+                "rubric": self.rubric, "steps": [results[s] for s in self.steps]}

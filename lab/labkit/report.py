@@ -1,0 +1,253 @@
+"""Scores from a grading record (grading.json), and the two files made from them: report.md for the
+instructor and results.json in the Gradescope autograder format.
+
+Everything here is arithmetic on the record, so recorded gradings (lab/tests/fixtures) test it
+without a GPU.
+"""
+from dataclasses import dataclass, field
+
+from .rubric import performance_fraction
+
+CASE_SOURCES = (("standard", "standard cases"), ("instructor", "instructor cases"))
+
+
+def _round(points):
+    return round(points + 0.0, 2)
+
+
+@dataclass
+class Part:
+    """One scored part of a step: a Gradescope test."""
+    name: str
+    score: float
+    max_score: float
+    output: str
+    visibility: str = "visible"
+
+
+@dataclass
+class StepScore:
+    step: str
+    parts: list = field(default_factory=list)
+
+    @property
+    def score(self):
+        return _round(sum(p.score for p in self.parts))
+
+    @property
+    def max_score(self):
+        return _round(sum(p.max_score for p in self.parts))
+
+
+def _case_counts(cases):
+    passed = sum(1 for c in cases if c["status"] == "pass")
+    return passed, len(cases)
+
+
+def _case_line(number, case, show_shape):
+    status = "pass" if case["status"] == "pass" else case["status"].upper()
+    what = case_label(case) if show_shape else f"case {number}"
+    return f"{what}: {status}" + (f" ({case['detail']})" if case.get("detail") else "")
+
+
+def case_label(case):
+    nan = ", C = NaN" if case.get("initial_c") == "nan" else ""
+    return f"{case['m']}×{case['n']}×{case['k']}, α = {case['alpha']:g}, β = {case['beta']:g}{nan}"
+
+
+def _not_built(result):
+    """Why a step was not built: the compiler refused it, or the submission has no kernel for it."""
+    return "not built" if result["compile"].get("reason") == "no kernel" else "did not compile"
+
+
+def score_step(result, rubric):
+    """The step's parts, scored by the rubric (see lab/README.md, "The rubric")."""
+    step = result["step"]
+    scored = StepScore(step)
+    compiled = result["compile"]["ok"]
+    cases = result.get("cases", [])
+    passed, total = _case_counts(cases)
+    not_compiled = f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
+
+    # Correctness: every case is worth the same share of the points, hidden ones included.
+    points = rubric["correctness"]["points"]
+    for source, title in CASE_SOURCES:
+        mine = [c for c in cases if c["source"] == source]
+        if not mine and source == "instructor":
+            continue
+        share = points * len(mine) / total if total else points
+        ok, count = _case_counts(mine)
+        if not compiled:
+            output = not_compiled
+        else:
+            # The instructor's cases stay hidden: students see how many passed, not the shapes.
+            lines = [_case_line(i, c, source == "standard") for i, c in enumerate(mine, start=1)
+                     if c["status"] != "pass"]
+            output = "\n".join([f"{ok} of {count} {title} pass"] + lines)
+        visibility = rubric["instructor_cases_visibility"] if source == "instructor" else "visible"
+        scored.parts.append(Part(f"{step}: correctness, {title}", _round(share * ok / count) if count else 0.0,
+                                 _round(share), output, visibility))
+
+    # Sanitizer: the share of clean runs; optionally only once the kernel computes something.
+    points = rubric["sanitizer"]["points"]
+    runs = result.get("sanitizer", [])
+    clean = sum(1 for r in runs if r["status"] == "pass")
+    if not compiled:
+        score, output = 0.0, not_compiled
+    elif rubric["sanitizer"]["requires_a_passing_case"] and passed == 0:
+        score, output = 0.0, "no points: no correctness case passes"
+    elif not runs:
+        score, output = 0.0, result.get("sanitizer_note") or "no sanitizer run"
+    else:
+        score = points * clean / len(runs)
+        output = "\n".join([f"{clean} of {len(runs)} runs clean"] +
+                           [f"{r['run']}: {r['status'].upper()}" + (f" ({r['detail']})" if r.get("detail") else "")
+                            for r in runs if r["status"] != "pass"])
+    scored.parts.append(Part(f"{step}: compute-sanitizer", _round(score), _round(points), output))
+
+    # Performance: against the reference solution, only when every case passes.
+    points = rubric["performance"]["points"]
+    perf = result.get("performance") or {}
+    speed = performance_text(perf)
+    if result.get("self_check"):
+        # A student copy has no reference solution: the instructor's grading scores this part.
+        scored.parts.append(Part(f"{step}: performance (scored by the instructor's grading)", 0.0, 0.0,
+                                 speed or perf.get("note", "")))
+        return scored
+    if not compiled:
+        score, output = 0.0, not_compiled
+    elif passed < total:
+        score, output = 0.0, f"no points: {total - passed} correctness case(s) fail"
+    elif not (perf.get("submission_check") == "PASS" and perf.get("submission_tflops")
+              and perf.get("reference_tflops")):
+        score, output = 0.0, "no points: " + (perf.get("note") or "the performance run did not complete")
+    else:
+        ratio = perf["submission_tflops"] / perf["reference_tflops"]
+        score = points * performance_fraction(ratio, rubric)
+        output = speed
+    if speed and speed not in output:
+        output += "\n" + speed
+    scored.parts.append(Part(f"{step}: performance", _round(score), _round(points), output))
+    return scored
+
+
+def performance_text(perf):
+    """"8.10 TFLOP/s: 98.2% of the reference solution (8.25), 15.8% of cuBLAS (51.2)", or ""."""
+    tflops = perf.get("submission_tflops")
+    if not tflops:
+        return ""
+    text = f"{tflops:.2f} TFLOP/s"
+    comparisons = []
+    if perf.get("reference_tflops"):
+        comparisons.append(f"{100 * tflops / perf['reference_tflops']:.1f}% of the reference solution "
+                           f"({perf['reference_tflops']:.2f})")
+    if perf.get("cublas_tflops"):
+        comparisons.append(f"{100 * tflops / perf['cublas_tflops']:.1f}% of cuBLAS ({perf['cublas_tflops']:.2f})")
+    return text + (": " + ", ".join(comparisons) if comparisons else "")
+
+
+def score_record(record):
+    return [score_step(result, record["rubric"]) for result in record["steps"]]
+
+
+def gradescope_results(record, scores):
+    """results.json: Gradescope's autograder format (top-level score, one test per scored part)."""
+    tests = [{"name": p.name, "score": p.score, "max_score": p.max_score, "output": p.output,
+              "visibility": p.visibility} for s in scores for p in s.parts]
+    total = _round(sum(t["score"] for t in tests))
+    maximum = _round(sum(t["max_score"] for t in tests))
+    summary = ", ".join(f"{s.step} {s.score:g}/{s.max_score:g}" for s in scores)
+    return {"score": total, "output": f"{total:g} of {maximum:g} points: {summary}" + (
+            f" (GPU: {record['gpu']})" if record.get("gpu") else ""), "visibility": "visible", "tests": tests}
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(record, scores):
+    rubric = record["rubric"]
+    perf_rubric = rubric["performance"]
+    size = "×".join(str(v) for v in perf_rubric["size"])
+    total = _round(sum(s.score for s in scores))
+    maximum = _round(sum(s.max_score for s in scores))
+    lines = [
+        "# Grading report",
+        "",
+        f"- submission: `{record['submission']}`",
+        f"- reference: `{record['reference']}`" + (f" (commit {record['reference_commit'][:12]})"
+                                                   if record.get("reference_commit") else ""),
+        f"- GPU: {record.get('gpu') or 'unknown'}; graded {record.get('started', '')}",
+        f"- rubric per step: correctness {rubric['correctness']['points']:g}, compute-sanitizer "
+        f"{rubric['sanitizer']['points']:g}, performance {perf_rubric['points']:g} at {size} (full points from "
+        f"{perf_rubric['full_at']:.0%} of the reference solution's speed, none at {perf_rubric['zero_at']:.0%}; "
+        "only when every correctness case passes)",
+        "",
+        f"**Total: {total:g} of {maximum:g}**",
+        "",
+        "| step | correctness | sanitizer | performance | total |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for s in scores:
+        by_kind = {"correctness": [0.0, 0.0], "sanitizer": [0.0, 0.0], "performance": [0.0, 0.0]}
+        for p in s.parts:
+            kind = "correctness" if "correctness" in p.name else "sanitizer" if "sanitizer" in p.name else "performance"
+            by_kind[kind][0] += p.score
+            by_kind[kind][1] += p.max_score
+        cells = [f"{_round(a):g} / {_round(b):g}" for a, b in by_kind.values()]
+        lines.append(f"| {s.step} | " + " | ".join(cells) + f" | **{s.score:g} / {s.max_score:g}** |")
+    lines.append("")
+    for result, s in zip(record["steps"], scores):
+        lines += _step_section(result, s)
+    return "\n".join(lines) + "\n"
+
+
+def _step_section(result, scored):
+    step = result["step"]
+    lines = [f"## {step}: {scored.score:g} of {scored.max_score:g}", ""]
+    if result.get("self_check"):
+        lines += ["This tree is a student copy without the reference solution of this step: performance is shown "
+                  "against cuBLAS and scored by the instructor's grading.", ""]
+    if not result["compile"]["ok"]:
+        headline = ("**Did not compile.** The compiler's first error:" if _not_built(result) == "did not compile"
+                    else "**Not built:** nothing to compile.")
+        lines += [headline, "", "```",
+                  result["compile"].get("error", "").rstrip(), "```", ""]
+        return lines
+    cases = result.get("cases", [])
+    passed, total = _case_counts(cases)
+    lines += [f"### Correctness: {passed} of {total} cases pass", "",
+              "| # | from | case | result | first wrong element or error |", "|---:|---|---|---|---|"]
+    for number, case in enumerate(cases, start=1):
+        result_cell = "pass" if case["status"] == "pass" else f"**{case['status'].upper()}**"
+        detail = _cell(case.get("detail", ""))
+        lines.append(f"| {number} | {case['source']} | {case_label(case)} | {result_cell} | {detail} |")
+    lines.append("")
+    runs = result.get("sanitizer", [])
+    lines += ["### compute-sanitizer", ""]
+    if runs:
+        lines += ["| run | result | detail |", "|---|---|---|"]
+        lines += [f"| {r['run']} | {r['status'] if r['status'] == 'pass' else '**' + r['status'].upper() + '**'} | "
+                  f"{_cell(r.get('detail', ''))} |" for r in runs]
+    if result.get("sanitizer_note"):
+        lines.append(("" if not runs else "\n") + result["sanitizer_note"])
+    lines.append("")
+    perf = result.get("performance") or {}
+    lines += [f"### Performance at {'×'.join(str(v) for v in perf.get('size', []))}", ""]
+    if perf.get("submission_tflops"):
+        lines += ["| kernel | TFLOP/s | % of reference | % of cuBLAS |", "|---|---:|---:|---:|"]
+        rows = [("submission", perf.get("submission_tflops")), ("reference solution", perf.get("reference_tflops")),
+                ("cuBLAS", perf.get("cublas_tflops"))]
+        for name, tflops in rows:
+            if not tflops:
+                continue
+            of_reference = f"{100 * tflops / perf['reference_tflops']:.1f}%" if perf.get("reference_tflops") else "—"
+            of_cublas = f"{100 * tflops / perf['cublas_tflops']:.1f}%" if perf.get("cublas_tflops") else "—"
+            lines.append(f"| {name} | {tflops:.2f} | {of_reference} | {of_cublas} |")
+        lines.append("")
+    if perf.get("note"):
+        lines += [perf["note"], ""]
+    part = next((p for p in scored.parts if "performance" in p.name), None)
+    if part and part.max_score:
+        lines += [f"Performance points: {part.score:g} of {part.max_score:g}.", ""]
+    return lines

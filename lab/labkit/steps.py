@@ -1,0 +1,112 @@
+"""The steps of a worklog tree and the files that make up the tree.
+
+A step is a numbered directory (NN_name) with a kernel.cu; nothing here lists them, so the steps
+added after 06 take part as soon as their directory exists.
+"""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from .markers import parse_regions
+
+STEP_DIRECTORY = re.compile(r"^\d{2}_[A-Za-z0-9_]+$")
+KERNEL = "kernel.cu"
+# Written into every student copy: which steps lost their solutions.
+RELEASE_RECORD = Path("lab") / "released.json"
+# Not copied into a student copy: the kit's own tests compare against the solutions.
+NOT_RELEASED = (Path("lab") / "tests",)
+
+
+class UsageError(Exception):
+    """A bad command line or input file: one line for the user, exit code 2."""
+
+
+def discover_steps(root):
+    """Names of the steps in tree `root`, in order."""
+    root = Path(root)
+    return sorted(d.name for d in root.iterdir()
+                  if d.is_dir() and STEP_DIRECTORY.match(d.name) and (d / KERNEL).is_file())
+
+
+def kernel_path(root, step):
+    return Path(root) / step / KERNEL
+
+
+def regions_of(root, step):
+    """The LAB regions of a step's kernel.cu (MarkerError when malformed)."""
+    path = kernel_path(root, step)
+    return parse_regions(path.read_text(encoding="utf-8"), f"{step}/{KERNEL}")
+
+
+def released_steps(root):
+    """Steps whose solutions were taken out of tree `root` (it is a student copy), else []."""
+    record = Path(root) / RELEASE_RECORD
+    if not record.is_file():
+        return []
+    return json.loads(record.read_text(encoding="utf-8")).get("steps", [])
+
+
+def resolve_steps(root, spec, require_regions=True):
+    """The steps named by `spec`: "all", or a comma-separated list of numbers (02) or names
+    (02_block_tiling). Raises UsageError for an unknown step, and, with require_regions, for a
+    step without LAB regions (it has nothing for a student to write)."""
+    available = discover_steps(root)
+    if not available:
+        raise UsageError(f"{root} has no steps (numbered directories with a {KERNEL})")
+    if spec.strip() == "all":
+        chosen = [s for s in available if regions_of(root, s)] if require_regions else available
+        if not chosen:
+            raise UsageError(f"no step in {root} has LAB regions")
+        return chosen
+    chosen = []
+    for word in (w.strip() for w in spec.split(",")):
+        matches = [s for s in available if word and (s == word or s.split("_", 1)[0] == word)]
+        if not matches:
+            raise UsageError(f"no step '{word}' in {root} (steps: {', '.join(available)})")
+        if matches[0] not in chosen:
+            chosen.append(matches[0])
+    if require_regions:
+        for step in chosen:
+            if not regions_of(root, step):
+                raise UsageError(f"{step} has no LAB regions in {step}/{KERNEL}: nothing to hand out or grade "
+                                 "(mark the student's part with // LAB BEGIN: <instruction> ... // LAB END)")
+    return chosen
+
+
+def _git_listing(root):
+    """Tracked and untracked-but-not-ignored files, as git sees them; None outside a git tree."""
+    try:
+        listing = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+                                  "--exclude-standard"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return [Path(p) for p in listing.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _walk_listing(root):
+    return [p.relative_to(root) for p in Path(root).rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(root).parts
+            and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+
+
+def repository_files(root, exclude=()):
+    """The files of tree `root` (relative paths) that a copy of it carries: what git lists (or,
+    outside git, every file but .git and caches), minus build trees (any folder holding a
+    CMakeCache.txt), earlier student copies (holding lab/released.json), and `exclude` (paths
+    relative to root: a file or everything under a folder)."""
+    root = Path(root).resolve()
+    listing = _git_listing(root)
+    if listing is None:
+        listing = _walk_listing(root)
+    skipped_dirs = {Path(p) for p in exclude}
+    for marker in ("CMakeCache.txt", str(RELEASE_RECORD)):
+        for found in root.rglob(Path(marker).name):
+            if found.relative_to(root).as_posix().endswith(marker):
+                folder = found.parent if marker == "CMakeCache.txt" else found.parent.parent
+                if folder != root:  # the tree itself may be a student copy: keep it, minus the rest
+                    skipped_dirs.add(folder.relative_to(root))
+
+    def kept(path):
+        return (root / path).is_file() and not any(path == d or d in path.parents for d in skipped_dirs)
+    return sorted(p for p in listing if kept(p))

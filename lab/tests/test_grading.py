@@ -1,0 +1,474 @@
+"""The grader's machinery without a GPU: cases, running with timeouts, reading what the step
+executables and the sanitizer tests say (fake executables and a fake CTest project stand in for
+them), timing, compiler errors, the scratch tree, and the command line's refusals.
+
+Run from anywhere:  python3 -m unittest discover -s lab/tests -v
+The standard-case listing test uses the real gpu_tests when LAB_GPU_TESTS names it (CTest does).
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from lab_test_support import LAB, REPOSITORY, TemporaryFolderTest, executable, write_tree
+
+import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
+from labkit import grading  # noqa: E402
+from labkit.cases import Case, parse_cases  # noqa: E402
+from labkit.rubric import load_rubric  # noqa: E402
+from labkit.steps import UsageError  # noqa: E402
+
+# Stands in for a step executable; what it does depends on --m (see the test that uses it).
+FAKE_STEP = """#!/bin/sh
+m=""; csv=""
+while [ $# -gt 0 ]; do
+  case "$1" in --m) m="$2"; shift ;; --csv) csv="$2"; shift ;; esac
+  shift
+done
+case "$m" in
+  31) echo "02_fake: error: check failed: 7 element(s) outside the error bound;" \
+          "first at (row 2, col 3): expected 1.5, obtained 0" >&2; exit 1 ;;
+  127) echo "02_fake: error: CUDA error at kernel.cu:12: an illegal memory access was encountered" >&2; exit 5 ;;
+  4097) kill -SEGV $$ ;;
+  65) sleep 30 & sleep 30 ;;
+  *) exit 0 ;;
+esac
+"""
+
+
+class FakeBuild:
+    """What the grader uses of a Build: its folder, and its executables (here, not built)."""
+
+    def __init__(self, executables=None, directory=None):
+        self.executables, self.directory = executables or {}, directory
+
+    def executable(self, target):
+        return self.executables[target]
+
+
+def rubric_with(**timeouts):
+    rubric = load_rubric()
+    rubric["timeouts_seconds"].update(timeouts)
+    return rubric
+
+
+def run_lab(*argv, env=None):
+    """lab.py as a separate process (it probes the GPU): (exit code, stdout, stderr)."""
+    done = subprocess.run([sys.executable, str(LAB / "lab.py"), *map(str, argv)], capture_output=True, text=True,
+                          env=env)
+    return done.returncode, done.stdout, done.stderr
+
+
+class CasesTest(unittest.TestCase):
+    def test_listing_format(self):
+        cases = parse_cases("1 1 1 1 0 random\n31 33 17 0.75 -0.5 random\n127 129 67 -1.25 0 nan\n", "x", "standard")
+        self.assertEqual(cases[1], Case(31, 33, 17, 0.75, -0.5, "random", "standard"))
+        self.assertEqual(cases[2].arguments(), ["--m", "127", "--n", "129", "--k", "67", "--alpha", "-1.25",
+                                                "--beta", "0.0", "--initial-c", "nan"])
+
+    def test_instructor_file_with_comments_and_default_initial_c(self):
+        text = "# hidden cases\n\n333 222 111 2 0.5   # tall-ish\n1000 1 1000 1 0 nan\n"
+        cases = parse_cases(text, "hidden.txt", "instructor")
+        self.assertEqual([(c.m, c.initial_c, c.source) for c in cases],
+                         [(333, "random", "instructor"), (1000, "nan", "instructor")])
+
+    def test_bad_lines_are_named_with_file_and_line(self):
+        rows = [("1 2 3 1\n", "hidden.txt:1: expected 'M N K alpha beta [random|nan]'"),
+                ("# ok\n1 2 x 1 0\n", "hidden.txt:2: M, N and K must be integers"),
+                ("0 2 3 1 0\n", "hidden.txt:1: M, N and K must be between 1 and 2147483647"),
+                ("1 2 3 one 0\n", "hidden.txt:1: alpha and beta must be numbers"),
+                ("1 2 3 1 inf\n", "hidden.txt:1: alpha and beta must be finite FP32 values"),
+                ("1 2 3 1 0 zeros\n", "hidden.txt:1: the initial C is 'random' or 'nan'"),
+                ("1 2 3 1 0.5 nan\n", "hidden.txt:1: a NaN initial C needs beta 0")]
+        for text, message in rows:
+            with self.subTest(text=text):
+                with self.assertRaises(UsageError) as caught:
+                    parse_cases(text, "hidden.txt", "instructor")
+                self.assertTrue(str(caught.exception).startswith(message), caught.exception)
+
+    @unittest.skipUnless(os.environ.get("LAB_GPU_TESTS"), "LAB_GPU_TESTS (the built gpu_tests) not given")
+    def test_standard_cases_come_from_gpu_tests_without_a_gpu(self):
+        listing = subprocess.run([os.environ["LAB_GPU_TESTS"], "--list-cases"], capture_output=True, text=True,
+                                 env=dict(os.environ, CUDA_VISIBLE_DEVICES=""), check=True)
+        cases = parse_cases(listing.stdout, "gpu_tests --list-cases", "standard")
+        self.assertGreaterEqual(len(cases), 30)
+        self.assertEqual(len(cases) % 3, 0)  # every shape with three (alpha, beta) settings
+        self.assertIn(Case(127, 129, 67, 0.75, -0.5, "random"), cases)
+        self.assertIn(Case(1, 1, 1, -1.25, 0.0, "nan"), cases)
+
+
+class CaseResultTest(unittest.TestCase):
+    def test_each_way_a_case_ends(self):
+        wrong = ("02_x: error: check failed: 12 element(s) outside the error bound; first at (row 4, col 0): "
+                 "expected -0.25, obtained nan\n")
+        rows = [
+            (grading.Outcome(0, "", ""), ("pass", "")),
+            (grading.Outcome(1, "", wrong), ("fail", "12 wrong element(s); first at (row 4, col 0): expected -0.25, "
+                                                     "got nan")),
+            (grading.Outcome(5, "", "02_x: error: CUDA error at k.cu:3: unspecified launch failure\n"),
+             ("error", "CUDA error: CUDA error at k.cu:3: unspecified launch failure")),
+            (grading.Outcome(-11, "", ""), ("crash", "killed by SIGSEGV")),
+            (grading.Outcome(-6, "", "terminate called\n"), ("crash", "killed by SIGABRT after: terminate called")),
+            (grading.Outcome(3, "", "02_x: error: 9x9x9 needs 1 bytes\n"),
+             ("crash", "exit code 3: 9x9x9 needs 1 bytes")),
+            (grading.Outcome(None, "", "", timed_out=True),
+             ("timeout", "stopped after 60 s: the kernel hangs or is far too slow")),
+        ]
+        for outcome, expected in rows:
+            with self.subTest(outcome=outcome):
+                self.assertEqual(grading.case_result(outcome, 60), expected)
+
+
+class RunTest(unittest.TestCase):
+    def test_timeout_kills_everything_the_command_started(self):
+        start = time.monotonic()
+        outcome = grading.run(["sh", "-c", "echo started; sleep 30 & sleep 30"], timeout=0.5)
+        self.assertTrue(outcome.timed_out)
+        self.assertIn("started", outcome.stdout)
+        self.assertLess(time.monotonic() - start, 10)
+
+    def test_missing_program_is_an_outcome_not_an_exception(self):
+        outcome = grading.run(["/nonexistent/step"], timeout=5)
+        self.assertEqual(outcome.code, 127)
+        self.assertIn("cannot run /nonexistent/step", outcome.stderr)
+
+
+class RunCasesTest(TemporaryFolderTest):
+    def setUp(self):
+        super().setUp()
+        self.build = FakeBuild({"02_fake": executable(self.tmp / "02_fake", FAKE_STEP),
+                                "04_fake": executable(self.tmp / "04_fake", FAKE_STEP)})
+
+    def grader(self, jobs):
+        return grading.Grader(self.tmp, self.tmp, ["02_fake", "04_fake"], rubric_with(case=1), [], self.tmp, jobs)
+
+    def test_every_outcome_is_recorded_and_grading_goes_on(self):
+        cases = [Case(1, 1, 1, 1.0, 0.0), Case(31, 33, 17, 0.75, -0.5), Case(127, 129, 67, 1.0, 0.0),
+                 Case(4097, 3, 65, 1.0, 0.0)]
+        with contextlib.redirect_stderr(io.StringIO()):
+            results, hung = self.grader(jobs=4).run_cases(self.build, {"02_fake": cases, "04_fake": cases[:1]})
+        self.assertEqual(hung, set())
+        self.assertEqual([(r["status"], r["detail"]) for r in results["02_fake"]], [
+            ("pass", ""),
+            ("fail", "7 wrong element(s); first at (row 2, col 3): expected 1.5, got 0"),
+            ("error", "CUDA error: CUDA error at kernel.cu:12: an illegal memory access was encountered"),
+            ("crash", "killed by SIGSEGV"),
+        ])
+        self.assertEqual(results["02_fake"][1]["m"], 31)
+        self.assertEqual([r["status"] for r in results["04_fake"]], ["pass"])
+
+    def test_after_a_timeout_the_steps_other_cases_are_not_run(self):
+        cases = [Case(1, 1, 1, 1.0, 0.0), Case(65, 67, 129, 1.0, 0.0), Case(1, 1, 1, 2.0, 0.0)]
+        start = time.monotonic()
+        with contextlib.redirect_stderr(io.StringIO()):
+            results, hung = self.grader(jobs=1).run_cases(self.build, {"02_fake": cases, "04_fake": cases[:1]})
+        self.assertLess(time.monotonic() - start, 15)
+        self.assertEqual(hung, {"02_fake"})
+        self.assertEqual([r["status"] for r in results["02_fake"]], ["pass", "timeout", "not run"])
+        self.assertEqual(results["02_fake"][2]["detail"], "an earlier case of this step timed out")
+        self.assertEqual([r["status"] for r in results["04_fake"]], ["pass"])  # the next step still runs
+
+
+class SanitizerTest(unittest.TestCase):
+    """The project's sanitize.* tests, found through CTest and run by the grader: a fake project."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp())
+        source, cls.build_dir = cls.tmp / "src", cls.tmp / "build"
+        source.mkdir()
+        tests = {
+            "sanitize.memcheck.02_fake.67x53x64.beta0.5": "echo '========= ERROR SUMMARY: 0 errors'",
+            "sanitize.racecheck.02_fake.67x53x64.beta0.5":
+                "echo '========= Error: Race reported between Write access at 0x70 in k and Read access at 0x90 in k';"
+                "echo '========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)'; exit 1",
+            "sanitize.memcheck.02_fake.129x127x131.beta0": "sleep 30",
+            "sanitize.memcheck.02_fake.136x264x200.beta0":
+                "echo 'SKIPPED: this GPU cannot run the step (unsupported GPU)'",
+            "sanitize.initcheck.02_fake.67x53x64.beta0": "exit 1",   # a tool the rubric does not name
+            "sanitize.memcheck.04_fake.67x53x64.beta0": "echo 'SKIPPED: compute-sanitizer not found'",
+            "gpu.02_fake": "exit 1",
+        }
+        lines = ["cmake_minimum_required(VERSION 3.25)", "project(fake NONE)", "enable_testing()"]
+        lines += [f'add_test(NAME {name} COMMAND sh -c "{command}")' for name, command in tests.items()]
+        (source / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+        subprocess.run(["cmake", "-S", source, "-B", cls.build_dir], check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def grader(self):
+        return grading.Grader(self.tmp, self.tmp, ["02_fake"], rubric_with(sanitizer=1), [], self.tmp, 4)
+
+    def test_runs_for_the_rubric_tools_each_with_its_result(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            runs = self.grader().run_sanitizer(FakeBuild(directory=self.build_dir), ["02_fake"])["02_fake"]
+        by_name = {r["run"]: (r["status"], r["detail"]) for r in runs}
+        self.assertEqual(by_name, {
+            "memcheck 67x53x64 beta=0.5": ("pass", ""),
+            "racecheck 67x53x64 beta=0.5": ("fail", "Error: Race reported between Write access at 0x70 in k and Read "
+                                                    "access at 0x90 in k; RACECHECK SUMMARY: 1 hazard displayed "
+                                                    "(1 error, 0 warnings)"),
+            "memcheck 129x127x131 beta=0": ("timeout", "stopped after 1 s"),
+            "memcheck 136x264x200 beta=0": ("fail", "the step refused this GPU (this GPU cannot run the step "
+                                                    "(unsupported GPU))"),
+        })
+
+    def test_skipped_sanitizer_stops_grading_as_a_machine_problem(self):
+        grader = grading.Grader(self.tmp, self.tmp, ["04_fake"], rubric_with(sanitizer=5), [], self.tmp, 2)
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(grading.GradingError) as caught:
+            grader.run_sanitizer(FakeBuild(directory=self.build_dir), ["04_fake"])
+        self.assertEqual(caught.exception.exit_code, 3)
+        self.assertIn("compute-sanitizer not found", str(caught.exception))
+
+
+class PerformanceTest(TemporaryFolderTest):
+    def fake(self, name, tflops, cublas, status="PASS", code=0):
+        """Appends one CSV row like the harness (only the columns the grader reads), then exits."""
+        script = f"""#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in --csv) csv="$2"; shift ;; esac; shift; done
+count=$(cat "{self.tmp}/{name}.count" 2>/dev/null || echo 0); count=$((count + 1))
+echo $count > "{self.tmp}/{name}.count"
+this_run=$(echo {tflops} | cut -d, -f$count)
+printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,%s,%s,{status}\\n' "$this_run" {cublas} > "$csv"
+exit {code}
+"""
+        return executable(self.tmp / name, script)
+
+    def test_best_of_alternating_rounds_against_reference_and_cublas(self):
+        sub, ref = self.fake("sub", "7.5,8.0", 50.0), self.fake("ref", "8.25,8.2", 51.0)
+        perf, gpu = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10)
+        self.assertEqual(gpu, "Fake GPU")
+        self.assertEqual((perf["submission_tflops"], perf["reference_tflops"], perf["cublas_tflops"]),
+                         (8.0, 8.25, 51.0))
+        self.assertEqual(perf["submission_check"], "PASS")
+        self.assertEqual((self.tmp / "sub.count").read_text().strip(), "2")  # the rubric's 2 rounds each
+
+    def test_wrong_result_at_the_performance_size(self):
+        sub, ref = self.fake("sub", "9,9", 50.0, status="FAIL", code=1), self.fake("ref", "8,8", 50.0)
+        perf, _ = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10)
+        self.assertEqual(perf["submission_check"], "FAIL")
+        self.assertIn("failed the check", perf["note"])
+
+    def test_crash_at_the_performance_size(self):
+        crash = executable(self.tmp / "crash", "#!/bin/sh\necho 'x: error: CUDA error: out of resources' >&2\nexit 5\n")
+        perf, _ = grading.measure_step(crash, self.fake("ref", "8,8", 50.0), load_rubric(), self.tmp, timeout=10)
+        self.assertEqual(perf["submission_check"], "FAIL")
+        self.assertIn("submission: the run at 4096×4096×4096 failed (error: CUDA error: CUDA error: out of resources)",
+                      perf["note"])
+
+    def test_without_a_reference_solution(self):
+        perf, _ = grading.measure_step(self.fake("sub", "8,8", 50.0), None, load_rubric(), self.tmp, timeout=10)
+        self.assertEqual((perf["submission_tflops"], perf["reference_tflops"]), (8.0, None))
+
+
+NVCC_FAILURE = """[ 62%] Built target worklog_harness
+[ 75%] Building CUDA object CMakeFiles/03_thread_coarsening_kernel.dir/03_thread_coarsening/kernel.cu.o
+{tree}/03_thread_coarsening/kernel.cu(70): error: identifier "acc2" is undefined
+      acc2[0][0] += 1.0f;
+      ^
+
+{tree}/03_thread_coarsening/kernel.cu(71): error: expected a ";"
+
+2 errors detected in the compilation of "{tree}/03_thread_coarsening/kernel.cu".
+gmake[3]: *** [CMakeFiles/03_thread_coarsening_kernel.dir/build.make:77: x.o] Error 2
+gmake: *** [Makefile:189: 03_thread_coarsening] Error 2
+"""
+LINK_FAILURE = """[ 90%] Linking CXX executable bin/02_block_tiling
+/usr/bin/ld: CMakeFiles/02_block_tiling_kernel.dir/02_block_tiling/kernel.cu.o: in function `launch':
+kernel.cu:(.text+0x1b): undefined reference to `helper(float*)'
+collect2: error: ld returned 1 exit status
+gmake[2]: *** [CMakeFiles/02_block_tiling.dir/build.make:99: bin/02_block_tiling] Error 1
+"""
+PTXAS_FAILURE = """[ 50%] Building CUDA object x.o
+ptxas error   : Entry function '_Z4gemm' uses too much shared data (0x20000 bytes, 0xc000 max)
+gmake[2]: *** [x.o] Error 255
+"""
+
+
+class CompilerErrorTest(unittest.TestCase):
+    def test_first_error_with_its_source_line_and_relative_path(self):
+        tree = "/work/grade/submission-tree"
+        self.assertEqual(grading.first_compiler_error(NVCC_FAILURE.format(tree=tree), tree),
+                         '03_thread_coarsening/kernel.cu(70): error: identifier "acc2" is undefined\n'
+                         "      acc2[0][0] += 1.0f;\n      ^")
+
+    def test_linker_and_ptxas_errors(self):
+        self.assertEqual(grading.first_compiler_error(LINK_FAILURE, "/t"),
+                         "kernel.cu:(.text+0x1b): undefined reference to `helper(float*)'")
+        self.assertTrue(grading.first_compiler_error(PTXAS_FAILURE, "/t").startswith("ptxas error   : Entry function"))
+
+    def test_nothing_recognized(self):
+        self.assertEqual(grading.first_compiler_error("gmake: *** [all] Error 2\n", "/t"), "")
+
+
+class SubmissionFilesTest(TemporaryFolderTest):
+    def test_kernel_directly_or_one_folder_down_or_missing_or_ambiguous(self):
+        sub = self.tmp / "sub"
+        (sub / "02_x").mkdir(parents=True)
+        (sub / "02_x" / "kernel.cu").write_text("a")
+        (sub / "alice-lab" / "04_y").mkdir(parents=True)
+        (sub / "alice-lab" / "04_y" / "kernel.cu").write_text("b")
+        (sub / "alice-lab" / "build" / "04_y").mkdir(parents=True)
+        (sub / "alice-lab" / "build" / "CMakeCache.txt").write_text("")
+        (sub / "alice-lab" / "build" / "04_y" / "kernel.cu").write_text("copy in a build tree")
+        for folder in ("a", "b"):
+            (sub / folder / "05_z").mkdir(parents=True)
+            (sub / folder / "05_z" / "kernel.cu").write_text(folder)
+        self.assertEqual(grading.find_submission_kernel(sub, "02_x"), (sub / "02_x" / "kernel.cu", ""))
+        self.assertEqual(grading.find_submission_kernel(sub, "04_y"), (sub / "alice-lab" / "04_y" / "kernel.cu", ""))
+        self.assertEqual(grading.find_submission_kernel(sub, "03_w"), (None, "the submission has no 03_w/kernel.cu"))
+        path, problem = grading.find_submission_kernel(sub, "05_z")
+        self.assertIsNone(path)
+        self.assertIn("the submission has 2 files 05_z/kernel.cu", problem)
+
+    def test_sync_tree_rewrites_only_what_changed_and_removes_the_rest(self):
+        reference, tree = self.tmp / "ref", self.tmp / "tree"
+        for path, text in {"common/h.hpp": "h", "02_x/kernel.cu": "solution", "CMakeLists.txt": "c"}.items():
+            (reference / path).parent.mkdir(parents=True, exist_ok=True)
+            (reference / path).write_text(text)
+        grading.sync_tree(reference, tree, {"02_x/kernel.cu": "student v1"})
+        (tree / "stale.txt").write_text("from an earlier grading")
+        untouched = (tree / "common/h.hpp").stat().st_mtime_ns
+        time.sleep(0.02)
+        grading.sync_tree(reference, tree, {"02_x/kernel.cu": "student v2"})
+        self.assertEqual((tree / "02_x/kernel.cu").read_text(), "student v2")
+        self.assertEqual((tree / "common/h.hpp").stat().st_mtime_ns, untouched)
+        self.assertFalse((tree / "stale.txt").exists())
+
+
+# A whole grading without a GPU: a fake worklog tree whose "kernels" are shell scripts, "compiled"
+# by a syntax check and a copy, with a fake gpu_tests and one sanitize test per step.
+FAKE_PROJECT = """cmake_minimum_required(VERSION 3.25)
+project(fake_worklog NONE)
+enable_testing()
+foreach(target 02_fake 04_fake 05_fake gpu_tests)
+  set(source ${CMAKE_SOURCE_DIR}/${target}/kernel.cu)
+  set(binary ${CMAKE_BINARY_DIR}/bin/${target})
+  add_custom_command(OUTPUT ${binary} DEPENDS ${source}
+                     COMMAND sh -n ${source}
+                     COMMAND ${CMAKE_COMMAND} -E copy ${source} ${binary}
+                     COMMAND chmod +x ${binary})
+  add_custom_target(${target} DEPENDS ${binary})
+  add_test(NAME sanitize.memcheck.${target}.67x53x64.beta0.5 COMMAND ${binary} --m 67 --n 53 --k 64 --beta 0.5)
+endforeach()
+"""
+FAKE_GPU_TESTS = """#!/bin/sh
+printf '1 1 1 1 0 random\\n31 33 17 0.75 -0.5 random\\n127 129 67 -1.25 0 nan\\n'
+"""
+
+
+def fake_kernel(tflops, ignores_beta=False):
+    """A step executable: right unless it ignores beta (then every case with beta != 0 fails)."""
+    wrong = ('if [ "$beta" != 0 ] && [ "$beta" != 0.0 ]; then echo "x: error: check failed: 9 element(s) '
+             'outside the error bound; first at (row 0, col 0): expected 1, obtained 2" >&2; exit 1; fi')
+    wrong = wrong if ignores_beta else ""
+    return f"""#!/bin/sh
+beta=0; csv=""
+while [ $# -gt 0 ]; do case "$1" in --beta) beta="$2"; shift ;; --csv) csv="$2"; shift ;; esac; shift; done
+{wrong}
+[ -n "$csv" ] && printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,{tflops},50,PASS\\n' > "$csv"
+exit 0
+"""
+
+
+class EndToEndWithFakesTest(TemporaryFolderTest):
+    def setUp(self):
+        super().setUp()
+        self.reference, self.submission = self.tmp / "reference", self.tmp / "submission"
+        files = {"CMakeLists.txt": FAKE_PROJECT, "gpu_tests/kernel.cu": FAKE_GPU_TESTS,
+                 "02_fake/kernel.cu": fake_kernel(10), "04_fake/kernel.cu": fake_kernel(20),
+                 "05_fake/kernel.cu": fake_kernel(30)}
+        write_tree(self.reference, files)
+        # Only kernels are taken: the submission's CMakeLists.txt would break the build if it were used.
+        submitted = {"CMakeLists.txt": "this is not CMake\n", "02_fake/kernel.cu": fake_kernel(9.5),
+                     "04_fake/kernel.cu": fake_kernel(20, ignores_beta=True),
+                     "05_fake/kernel.cu": "#!/bin/sh\nif then fi\n"}
+        write_tree(self.submission, submitted)
+
+    def test_grade_and_score(self):
+        rubric = rubric_with(case=10, sanitizer=10, performance=10, build=120)
+        grader = grading.Grader(self.submission, self.reference, ["02_fake", "04_fake", "05_fake"], rubric,
+                                parse_cases("64 64 64 2 0\n", "hidden.txt", "instructor"), self.tmp / "work", 2)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record = grader.grade(self.tmp / "out" / "logs")
+        steps = {s["step"]: s for s in record["steps"]}
+        self.assertEqual(record["gpu"], "Fake GPU")
+        self.assertEqual([c["status"] for c in steps["02_fake"]["cases"]], ["pass"] * 4)
+        self.assertEqual([c["source"] for c in steps["02_fake"]["cases"]], ["standard"] * 3 + ["instructor"])
+        self.assertEqual(steps["02_fake"]["sanitizer"], [{"run": "memcheck 67x53x64 beta=0.5", "status": "pass",
+                                                          "detail": ""}])
+        self.assertEqual((steps["02_fake"]["performance"]["submission_tflops"],
+                          steps["02_fake"]["performance"]["reference_tflops"]), (9.5, 10.0))
+        # The planted bug loses exactly the cases with beta != 0, and its own sanitizer run.
+        self.assertEqual([c["status"] for c in steps["04_fake"]["cases"]], ["pass", "fail", "pass", "pass"])
+        self.assertEqual(steps["04_fake"]["sanitizer"][0]["status"], "fail")
+        self.assertFalse(steps["05_fake"]["compile"]["ok"])
+        self.assertRegex(steps["05_fake"]["compile"]["error"], r"^05_fake/kernel\.cu\b.*[Ee]rror")  # sh -n's message
+        self.assertNotIn(str(self.tmp), steps["05_fake"]["compile"]["error"])
+        self.assertEqual({c["status"] for c in steps["05_fake"]["cases"]}, {"not run"})
+
+        out = self.tmp / "out"
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab.write_outputs(record, out)
+        results = {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]}
+        self.assertEqual(results["02_fake: performance"], 30)  # 95% of the reference
+        self.assertEqual(results["04_fake: correctness, standard cases"], 30)  # 2 of 3 standard cases: 45 · 2/3
+        self.assertEqual(results["04_fake: performance"], 0)
+        self.assertEqual(results["05_fake: correctness, standard cases"], 0)
+        self.assertTrue((out / "logs" / "reference-build.log").is_file())
+
+
+class GradeCommandLineTest(TemporaryFolderTest):
+    def test_no_gpu_is_exit_77_with_one_line(self):
+        code, _, err = run_lab("grade", "--submission", REPOSITORY, "--steps", "02", "--out", self.tmp / "g",
+                               env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+        self.assertEqual(code, 77, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("grading runs the kernels, so it needs a CUDA GPU", err)
+
+    def test_a_step_without_regions_is_not_graded_unless_it_was_handed_out(self):
+        reference = self.tmp / "reference"
+        write_tree(reference, {"02_beta/kernel.cu": "void g() {}\n", "03_gamma/kernel.cu": "void h() {}\n",
+                               "lab/released.json": '{"steps": ["03_gamma"]}'})
+        no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        code, _, err = run_lab("grade", "--submission", reference, "--reference", reference, "--steps", "02",
+                               "--out", self.tmp / "g", env=no_gpu)
+        self.assertEqual(code, 2, err)
+        self.assertIn("02_beta has no LAB regions", err)
+        # A student's own copy: 03 was handed out, so it is graded (here as far as the missing GPU allows).
+        code, _, err = run_lab("grade", "--submission", reference, "--reference", reference, "--steps", "all",
+                               "--out", self.tmp / "g", env=no_gpu)
+        self.assertEqual(code, 77, err)
+
+    def test_bad_input_is_exit_2_before_anything_is_built(self):
+        hidden = self.tmp / "hidden.txt"
+        hidden.write_text("64 64 64 1 0\n64 64 x 1 0\n")
+        rubric = self.tmp / "rubric.json"
+        rubric.write_text('{"performance": {"full_at": 0.2}}')
+        rows = [
+            (["--steps", "99"], "no step '99'"),
+            (["--steps", "02", "--cases", hidden], f"{hidden}:2: M, N and K must be integers"),
+            (["--steps", "02", "--rubric", rubric], "performance.zero_at (0.25) must be below full_at (0.2)"),
+            (["--steps", "02", "--submission", self.tmp / "nowhere"], "not a folder"),
+        ]
+        for args, message in rows:
+            with self.subTest(args=args):
+                if "--submission" not in args:
+                    args = ["--submission", REPOSITORY] + args
+                code, _, err = run_lab("grade", *args, "--out", self.tmp / "g")
+                self.assertEqual(code, 2, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn(message, err)
+
+
+if __name__ == "__main__":
+    unittest.main()

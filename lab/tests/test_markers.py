@@ -1,0 +1,122 @@
+"""The LAB marker parser, and the markers of the steps in this repository.
+
+Run from anywhere:  python3 -m unittest discover -s lab/tests -v
+"""
+import unittest
+
+from lab_test_support import REPOSITORY
+
+from labkit.markers import MarkerError, parse_regions, student_version  # noqa: E402
+from labkit.steps import discover_steps, regions_of  # noqa: E402
+
+GOOD = """\
+__global__ void k(float* c) {
+  float acc = 0.0f;
+  // LAB BEGIN: Add the products to acc,
+  // LAB: one per k.
+  for (int i = 0; i < 4; ++i) acc += 1.0f;  // the solution
+  // LAB END
+  *c = acc;
+  if (true) {
+    // LAB BEGIN: Store twice.
+    *c = acc;
+    *c = acc;
+    // LAB END
+  }
+}
+"""
+
+
+def error_of(text):
+    try:
+        parse_regions(text, "s/kernel.cu")
+    except MarkerError as e:
+        return str(e)
+    return None
+
+
+class ParseTest(unittest.TestCase):
+    def test_regions_instructions_and_solutions(self):
+        regions = parse_regions(GOOD, "s/kernel.cu")
+        self.assertEqual([(r.begin_line, r.end_line) for r in regions], [(3, 6), (9, 12)])
+        self.assertEqual(regions[0].instruction, ["Add the products to acc,", "one per k."])
+        self.assertEqual(regions[0].solution, ["  for (int i = 0; i < 4; ++i) acc += 1.0f;  // the solution"])
+        self.assertEqual(regions[1].indent, "    ")
+        self.assertEqual(len(regions[1].solution), 2)
+
+    def test_no_markers_is_no_regions(self):
+        self.assertEqual(parse_regions("int x;\n// a LABEL is not a marker\n", "f"), [])
+
+    def test_each_malformed_marker_is_named_with_file_and_line(self):
+        cases = {
+            "nested": ("// LAB BEGIN: a\nx;\n// LAB BEGIN: b\ny;\n// LAB END\n// LAB END\n",
+                       "s/kernel.cu:3: LAB BEGIN inside the region opened at line 1"),
+            "end without begin": ("x;\n// LAB END\n", "s/kernel.cu:2: LAB END without a LAB BEGIN"),
+            "begin never closed": ("x;\n  // LAB BEGIN: a\ny;\n", "s/kernel.cu:2: LAB BEGIN is never closed"),
+            "second end": ("// LAB BEGIN: a\nx;\n// LAB END\n// LAB END\n", "s/kernel.cu:4: LAB END without"),
+            "no instruction": ("// LAB BEGIN:   \nx;\n// LAB END\n", "s/kernel.cu:1: LAB BEGIN needs an instruction"),
+            "misspelled begin": ("// LAB BEGN: a\nx;\n// LAB END\n", "s/kernel.cu:1: not a LAB marker"),
+            "no space": ("//LAB BEGIN: a\nx;\n// LAB END\n", "s/kernel.cu:1: not a LAB marker"),
+            "marker after code": ("// LAB BEGIN: a\nx;  // LAB END\n", "s/kernel.cu:2: not a LAB marker"),
+            "stray continuation": ("x;\n// LAB: more\n", "s/kernel.cu:2: a '// LAB:' line continues"),
+            "continuation after code": ("// LAB BEGIN: a\nx;\n// LAB: more\n// LAB END\n",
+                                        "s/kernel.cu:3: a '// LAB:' line continues"),
+            "empty region": ("// LAB BEGIN: a\n\n// LAB END\n", "s/kernel.cu:3: the region opened at line 1 is empty"),
+        }
+        for name, (text, expected) in cases.items():
+            with self.subTest(name):
+                message = error_of(text)
+                self.assertIsNotNone(message, "accepted")
+                self.assertTrue(message.startswith(expected), message)
+
+
+class StudentVersionTest(unittest.TestCase):
+    def test_regions_become_todos_at_their_indentation(self):
+        text, regions = student_version(GOOD, "s/kernel.cu")
+        self.assertEqual(len(regions), 2)
+        self.assertEqual(text, """\
+__global__ void k(float* c) {
+  float acc = 0.0f;
+  // TODO: Add the products to acc,
+  //       one per k.
+  *c = acc;
+  if (true) {
+    // TODO: Store twice.
+  }
+}
+""")
+
+    def test_text_outside_regions_is_kept_byte_for_byte(self):
+        plain = "a\n\tb  \n\nc"  # no trailing newline, tabs, trailing spaces
+        self.assertEqual(student_version(plain, "f")[0], plain)
+
+
+class RepositoryStepsTest(unittest.TestCase):
+    """Every step with regions parses, and its student version keeps no solution line."""
+
+    def test_steps_are_found_from_the_directories(self):
+        steps = discover_steps(REPOSITORY)
+        self.assertTrue(all(s[:2].isdigit() and s[2] == "_" for s in steps))
+        self.assertEqual(steps, sorted(steps))
+        self.assertIn("01_naive", steps)
+
+    def test_each_step_regions(self):
+        for step in discover_steps(REPOSITORY):
+            with self.subTest(step):
+                regions = regions_of(REPOSITORY, step)
+                if not regions:
+                    self.skipTest(f"{step} has no LAB regions yet")
+                source = (REPOSITORY / step / "kernel.cu").read_text(encoding="utf-8")
+                text, _ = student_version(source, step)
+                self.assertNotIn("LAB BEGIN", text)
+                self.assertEqual(text.count("// TODO: "), len(regions))
+
+    def test_the_original_six_steps_have_regions(self):
+        for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",
+                     "06_multiwarp_wmma"):
+            with self.subTest(step):
+                self.assertGreaterEqual(len(regions_of(REPOSITORY, step)), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

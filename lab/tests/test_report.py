@@ -1,0 +1,215 @@
+"""Scoring, report.md and results.json on grading records in fixtures/ (hand-written in the shape
+that grade writes to grading.json), and the rubric file.
+
+Run from anywhere:  python3 -m unittest discover -s lab/tests -v
+"""
+import contextlib
+import io
+import json
+import unittest
+
+from lab_test_support import FIXTURES, TemporaryFolderTest
+
+import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
+from labkit import report  # noqa: E402
+from labkit.rubric import load_rubric, performance_fraction  # noqa: E402
+from labkit.steps import UsageError  # noqa: E402
+
+GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def load(name):
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def parts_by_name(scores):
+    return {p.name: p for s in scores for p in s.parts}
+
+
+class RubricArithmeticTest(unittest.TestCase):
+    def test_performance_is_full_from_90_percent_and_zero_at_25(self):
+        rubric = load_rubric()
+        for ratio, expected in [(2.0, 1.0), (0.9, 1.0), (0.575, 0.5), (0.25, 0.0), (0.1, 0.0), (0.38, 0.2)]:
+            with self.subTest(ratio=ratio):
+                self.assertAlmostEqual(performance_fraction(ratio, rubric), expected)
+
+    def test_mixed_record_step_by_step(self):
+        record = load("grading_mixed.json")
+        scores = report.score_record(record)
+        self.assertEqual({s.step: (s.score, s.max_score) for s in scores}, {
+            # 4 standard cases (3 pass) and 2 hidden (both pass): 60·5/6; sanitizer 3 of 4 clean;
+            # no performance points because a case fails.
+            "02_block_tiling": (57.5, 100),
+            "03_thread_coarsening": (0, 100),  # did not compile
+            # every case passes, sanitizer clean, 60% of the reference: 30·(0.6 − 0.25)/0.65.
+            "04_outer_product": (86.15, 100),
+            "05_wmma": (10, 100),  # 1 of 6 cases before a timeout; sanitizer and performance not run
+            # one hidden case fails: 50 for correctness, 6 of 8 sanitizer runs clean, no performance.
+            "06_multiwarp_wmma": (57.5, 100),
+        })
+        parts = parts_by_name(scores)
+        self.assertEqual(parts["02_block_tiling: correctness, standard cases"].max_score, 40)
+        self.assertEqual(parts["02_block_tiling: correctness, standard cases"].score, 30)
+        self.assertEqual(parts["02_block_tiling: correctness, instructor cases"].max_score, 20)
+        self.assertEqual(parts["04_outer_product: performance"].score, 16.15)
+        self.assertIn("1 correctness case(s) fail", parts["02_block_tiling: performance"].output)
+        self.assertIn("a case timed out", parts["05_wmma: compute-sanitizer"].output)
+        self.assertIn("identifier \"acc2\" is undefined", parts["03_thread_coarsening: compute-sanitizer"].output)
+
+    def test_reference_against_itself_is_full_marks(self):
+        record = load("grading_full_marks.json")
+        results = report.gradescope_results(record, report.score_record(record))
+        self.assertEqual(results["score"], 200)
+        self.assertTrue(all(t["score"] == t["max_score"] for t in results["tests"]))
+
+    def test_sanitizer_points_need_a_passing_case_unless_the_rubric_says_otherwise(self):
+        record = load("grading_mixed.json")
+        step = next(s for s in record["steps"] if s["step"] == "04_outer_product")
+        failing = dict(step, cases=[dict(c, status="fail") for c in step["cases"]])
+        self.assertEqual(parts_by_name([report.score_step(failing, record["rubric"])])
+                         ["04_outer_product: compute-sanitizer"].score, 0)
+        lenient = json.loads(json.dumps(record["rubric"]))
+        lenient["sanitizer"]["requires_a_passing_case"] = False
+        self.assertEqual(parts_by_name([report.score_step(failing, lenient)])
+                         ["04_outer_product: compute-sanitizer"].score, 10)
+
+    def test_failed_check_at_the_performance_size_gets_no_performance_points(self):
+        record = load("grading_full_marks.json")
+        step = dict(record["steps"][0])
+        step["performance"] = dict(step["performance"], submission_check="FAIL",
+                                   note="the submission's result at this size failed the check against cuBLAS")
+        part = parts_by_name([report.score_step(step, record["rubric"])])["02_block_tiling: performance"]
+        self.assertEqual(part.score, 0)
+        self.assertIn("failed the check", part.output)
+
+    def test_self_check_leaves_performance_to_the_instructor(self):
+        record = load("grading_self_check.json")
+        scores = report.score_record(record)
+        self.assertEqual((scores[0].score, scores[0].max_score), (70, 70))
+        perf = parts_by_name(scores)["02_block_tiling: performance (scored by the instructor's grading)"]
+        self.assertEqual(perf.max_score, 0)
+        self.assertIn("of cuBLAS", perf.output)
+
+
+class GradescopeFormatTest(unittest.TestCase):
+    def setUp(self):
+        self.record = load("grading_mixed.json")
+        self.results = report.gradescope_results(self.record, report.score_record(self.record))
+
+    def test_shape(self):
+        self.assertIsInstance(self.results["score"], (int, float))
+        self.assertIsInstance(self.results["tests"], list)
+        for test in self.results["tests"]:
+            self.assertEqual(set(test), {"name", "score", "max_score", "output", "visibility"})
+            self.assertIsInstance(test["name"], str)
+            self.assertIsInstance(test["output"], str)
+            self.assertIsInstance(test["score"], (int, float))
+            self.assertIsInstance(test["max_score"], (int, float))
+            self.assertLessEqual(test["score"], test["max_score"])
+            self.assertIn(test["visibility"], GRADESCOPE_VISIBILITY)
+        json.dumps(self.results)  # serializable as it is
+
+    def test_total_is_the_sum_of_the_tests(self):
+        self.assertAlmostEqual(self.results["score"], 211.15)
+        self.assertAlmostEqual(sum(t["score"] for t in self.results["tests"]), self.results["score"])
+        self.assertEqual(sum(t["max_score"] for t in self.results["tests"]), 500)
+
+    def test_instructor_cases_keep_their_shapes_hidden(self):
+        hidden = [t for t in self.results["tests"] if "instructor cases" in t["name"]]
+        self.assertEqual(len(hidden), 5)  # one per step
+        for test in hidden:
+            self.assertEqual(test["visibility"], "after_published")
+            self.assertNotIn("333", test["output"])
+            self.assertNotIn("1000", test["output"])
+
+    def test_failing_standard_case_names_its_first_wrong_element(self):
+        test = next(t for t in self.results["tests"] if t["name"] == "02_block_tiling: correctness, standard cases")
+        self.assertIn("3 of 4 standard cases pass", test["output"])
+        self.assertIn("31×33×17, α = 0.75, β = -0.5: FAIL (1023 wrong element(s); first at (row 0, col 31)",
+                      test["output"])
+
+
+class MarkdownReportTest(unittest.TestCase):
+    def setUp(self):
+        record = load("grading_mixed.json")
+        self.text = report.markdown_report(record, report.score_record(record))
+
+    def test_summary_table_and_total(self):
+        self.assertIn("**Total: 211.15 of 500**", self.text)
+        self.assertIn("| 04_outer_product | 60 / 60 | 10 / 10 | 16.15 / 30 | **86.15 / 100** |", self.text)
+        self.assertIn("GPU: NVIDIA H100 80GB HBM3", self.text)
+
+    def test_every_case_with_its_result(self):
+        self.assertIn("| 2 | standard | 31×33×17, α = 0.75, β = -0.5 | **FAIL** | 1023 wrong element(s); first at "
+                      "(row 0, col 31): expected 1.2345678, got 0 |", self.text)
+        self.assertIn("| 6 | instructor | 1000×1×1000, α = 1, β = 0, C = NaN | **ERROR** | CUDA error:", self.text)
+        self.assertIn("| 2 | standard | 31×33×17, α = 0.75, β = -0.5 | **TIMEOUT** |", self.text)
+
+    def test_speed_against_reference_and_cublas(self):
+        self.assertIn("| submission | 24.00 | 60.0% | 46.9% |", self.text)
+        self.assertIn("| reference solution | 40.00 | 100.0% | 78.1% |", self.text)
+        self.assertIn("| cuBLAS | 51.20 | 128.0% | 100.0% |", self.text)
+
+    def test_compile_error_is_shown(self):
+        self.assertIn("**Did not compile.** The compiler's first error:", self.text)
+        self.assertIn('03_thread_coarsening/kernel.cu(73): error: identifier "acc2" is undefined', self.text)
+
+    def test_missing_kernel_is_not_built_rather_than_a_compile_error(self):
+        record = load("grading_mixed.json")
+        record["steps"][1]["compile"] = {"ok": False, "reason": "no kernel",
+                                         "error": "the submission has no 03_thread_coarsening/kernel.cu"}
+        scores = report.score_record(record)
+        self.assertIn("**Not built:** nothing to compile.", report.markdown_report(record, scores))
+        self.assertEqual(parts_by_name(scores)["03_thread_coarsening: compute-sanitizer"].output,
+                         "not built:\nthe submission has no 03_thread_coarsening/kernel.cu")
+
+
+class RubricFileTest(TemporaryFolderTest):
+    def rubric_file(self, text):
+        path = self.tmp / "rubric.json"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def test_defaults(self):
+        rubric = load_rubric()
+        self.assertEqual((rubric["correctness"]["points"], rubric["sanitizer"]["points"],
+                          rubric["performance"]["points"]), (60, 10, 30))
+        self.assertEqual(rubric["performance"]["size"], [4096, 4096, 4096])
+        self.assertEqual((rubric["performance"]["full_at"], rubric["performance"]["zero_at"]), (0.9, 0.25))
+
+    def test_a_file_changes_only_what_it_names(self):
+        rubric = load_rubric(self.rubric_file('{"performance": {"points": 40, "size": [2048, 2048, 2048]}}'))
+        self.assertEqual(rubric["performance"]["points"], 40)
+        self.assertEqual(rubric["performance"]["full_at"], 0.9)
+        self.assertEqual(rubric["correctness"]["points"], 60)
+
+    def test_bad_rubrics(self):
+        rows = [
+            ('{"speed": {}}', "unknown rubric key 'speed'"),
+            ('{"performance": {"fast_at": 1}}', "unknown rubric key 'fast_at'"),
+            ('{"performance": {"zero_at": 0.9, "full_at": 0.5}}', "must be below full_at"),
+            ('{"performance": {"size": [4096, 4096]}}', "performance.size must be [M, N, K]"),
+            ('{"sanitizer": {"tools": ["valgrind"]}}', "sanitizer.tools must be"),
+            ('{"correctness": {"points": -1}}', "correctness.points must be a number at least 0"),
+            ('{"performance": {"rounds": 0}}', "performance.rounds must be an integer at least 1"),
+            ('{"instructor_cases_visibility": "secret"}', "instructor_cases_visibility must be one of"),
+            ('{"correctness": ', "not valid JSON"),
+        ]
+        for text, message in rows:
+            with self.subTest(text=text):
+                with self.assertRaises(UsageError) as caught:
+                    load_rubric(self.rubric_file(text))
+                self.assertIn(message, str(caught.exception))
+
+
+class WriteOutputsTest(TemporaryFolderTest):
+    def test_three_files_from_one_record(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab.write_outputs(load("grading_mixed.json"), self.tmp)
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["grading.json", "report.md", "results.json"])
+        self.assertEqual(json.loads((self.tmp / "results.json").read_text())["score"], 211.15)
+        self.assertEqual(json.loads((self.tmp / "grading.json").read_text()), load("grading_mixed.json"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,164 @@
+"""The results CSV that every step executable appends to (--csv): its columns, reading and
+checking it, and choosing rows from it; and read_rows(), the reading with one-line errors that
+profile.csv (profile_csv.py) shares. Needs only the Python standard library.
+"""
+import csv
+import math
+import statistics
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+# The CSV header every step executable writes, in this order.
+COLUMNS = (
+    "timestamp gpu sm_count compute_capability cuda_runtime cuda_driver step adds precision "
+    "m n k alpha beta ms tflops cublas_ms cublas_tflops pct_cublas max_abs_err err_over_tol "
+    "global_bytes status"
+).split()
+INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes"}
+FLOAT_COLUMNS = {"alpha", "beta", "ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas",
+                 "max_abs_err", "err_over_tol"}
+# Left empty by a step run with --no-check (the error columns) or --no-cublas (all of these).
+MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol"}
+POSITIVE = {"m", "n", "k", "ms", "cublas_ms"}  # we divide by these and take their logarithm
+STATUSES = {"PASS", "FAIL", "UNCHECKED"}
+
+PRECISION_LABELS = {"fp32": "FP32", "fp16": "FP16→FP32"}
+CUBLAS_NAMES = {"fp32": "cuBLAS SGEMM", "fp16": "cuBLAS GemmEx FP16→FP32"}
+
+
+class InputError(Exception):
+    """A problem with an input file, said in one line (make_plots exits with code 2 on it)."""
+
+
+def read_rows(path, check_header, parse_row, no_rows="no data rows"):
+    """The rows of the CSV file at path: check_header(path, field names) first, then each row as
+    parse_row(raw dict, "<path>, line N"); both raise InputError for what they reject. A missing
+    or unreadable file, or one without rows (the no_rows message), is an InputError too."""
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            check_header(path, reader.fieldnames)
+            rows = [parse_row(raw, f"{path}, line {reader.line_num}") for raw in reader]
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from None
+    if not rows:
+        raise InputError(f"{path}: {no_rows}")
+    return rows
+
+
+def load_rows(path):
+    """Read and validate a results CSV; return a list of dicts with numbers converted."""
+    return read_rows(path, _check_header, _parse_row, no_rows="no data rows (the CSV has only a header)")
+
+
+def _check_header(path, header):
+    if not header:
+        raise InputError(f"{path}: empty CSV (no header line)")
+    problems = []
+    missing = [c for c in COLUMNS if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    if missing:
+        problems.append("missing columns: " + ", ".join(missing))
+    if unknown:
+        problems.append("unknown columns: " + ", ".join(unknown))
+    if problems:
+        raise InputError(f"{path}: bad header: " + "; ".join(problems))
+
+
+def _parse_row(raw, where):
+    if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
+        raise InputError(f"{where}: expected {len(COLUMNS)} fields")
+    row = dict(raw)
+    for col in COLUMNS:
+        if col not in INT_COLUMNS and col not in FLOAT_COLUMNS:
+            continue
+        text = raw[col].strip()
+        if text == "" and col in MAY_BE_EMPTY:
+            row[col] = None
+            continue
+        try:
+            row[col] = int(text) if col in INT_COLUMNS else float(text)
+        except ValueError:
+            raise InputError(f"{where}: column '{col}' is not a number: {text!r}") from None
+        if col in POSITIVE and not (math.isfinite(row[col]) and row[col] > 0):
+            raise InputError(f"{where}: column '{col}' must be positive, got {text!r}")
+    if row["status"] not in STATUSES:
+        raise InputError(f"{where}: column 'status' must be PASS, FAIL or UNCHECKED, "
+                         f"got {row['status']!r}")
+    try:
+        time = datetime.fromisoformat(row["timestamp"])
+    except ValueError:
+        raise InputError(f"{where}: column 'timestamp' is not an ISO-8601 time: "
+                         f"{row['timestamp']!r}") from None
+    row["time"] = time if time.tzinfo else time.replace(tzinfo=timezone.utc)
+    return row
+
+
+# --- selecting rows ---------------------------------------------------------------------
+
+def newest(rows):
+    """The most recent row: it names the GPU and CUDA version shown on the outputs."""
+    return max(rows, key=lambda r: r["time"])
+
+
+def size_of(row):
+    return row["m"], row["n"], row["k"]
+
+
+def gemm_flops(size):
+    m, n, k = size
+    return 2.0 * m * n * k
+
+
+def latest_per_step(rows):
+    """One row per (step, size): a later run replaces an earlier one. Sorted by size, step."""
+    latest = {(r["step"], size_of(r)): r for r in rows}
+    return sorted(latest.values(), key=lambda r: (size_of(r), r["step"]))
+
+
+def headline_size(rows):
+    """The size the worklog was run at: the most common one (the largest on a tie)."""
+    counts = Counter(size_of(r) for r in latest_per_step(rows))
+    return max(counts, key=lambda s: (counts[s], gemm_flops(s)))
+
+
+def plottable(rows, size):
+    """Rows drawn on the charts: the latest of each step at this size, failed ones left out."""
+    return [r for r in latest_per_step(rows) if size_of(r) == size and r["status"] != "FAIL"]
+
+
+def failed_steps(rows, size):
+    return [r["step"] for r in latest_per_step(rows) if size_of(r) == size and r["status"] == "FAIL"]
+
+
+def precisions(rows):
+    """Precisions in step order (fp32 steps come first in the worklog)."""
+    return list(dict.fromkeys(r["precision"] for r in latest_per_step(rows)))
+
+
+def cublas_ms(rows, precision, size):
+    """Median cuBLAS time over all rows of this precision and size (each run times cuBLAS too);
+    None when no row has one."""
+    times = [r["cublas_ms"] for r in rows if r["precision"] == precision and size_of(r) == size
+             and r["cublas_ms"] is not None]
+    return statistics.median(times) if times else None
+
+
+def precision_label(precision):
+    return PRECISION_LABELS.get(precision, precision.upper())
+
+
+def cublas_name(precision):
+    return CUBLAS_NAMES.get(precision, f"cuBLAS {precision_label(precision)}")
+
+
+def square_rows(rows):
+    """The N×N×N rows of a sweep CSV (the sweep only runs square sizes)."""
+    square = [r for r in rows if r["m"] == r["n"] == r["k"]]
+    if not square:
+        raise InputError("sweep CSV has no square (N×N×N) rows")
+    return square
