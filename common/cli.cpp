@@ -73,6 +73,11 @@ Options parse_options(const std::vector<std::string>& args) {
          if (v.empty()) fail(f + " expects a file name");
          o.csv_path = v;
        }},
+      {"--profile", [&](auto& f, auto& v) {
+         if (v == "step") o.profile = ProfileTarget::step;
+         else if (v == "cublas") o.profile = ProfileTarget::cublas;
+         else fail(f + " expects 'step' or 'cublas' (got '" + v + "')");
+       }},
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
@@ -104,6 +109,12 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   // NaN times a non-zero beta is NaN everywhere, in cuBLAS's result too: nothing left to check.
   if (o.initial_c == InitialC::nan && o.beta != 0.0f) fail("--initial-c nan needs --beta 0");
+  if (o.profile != ProfileTarget::none) {
+    // A profile run launches once and measures nothing itself: a CSV row would have no numbers.
+    if (!o.csv_path.empty()) fail("--profile cannot be combined with --csv (a profile run times nothing)");
+    if (o.profile == ProfileTarget::cublas && !o.cublas) fail("--profile cublas cannot be combined with --no-cublas");
+    o.check = false;
+  }
   return o;
 }
 
@@ -125,6 +136,10 @@ cuBLAS on the same random inputs, checks the result, and times both.
   --device D            CUDA device index (default 0)
   --variant V           run the step's variant V instead (steps that measure techniques one by
                         one register them; an unknown V lists the known ones)
+  --profile WHAT        for Nsight Compute (ncu --profile-from-start off): run WHAT once, 'step'
+                        (this step's kernel) or 'cublas' (cuBLAS in this step's precision),
+                        between cudaProfilerStart and cudaProfilerStop, after one unprofiled
+                        warm-up run; no check, no timing, no --csv
   --help                this text
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device

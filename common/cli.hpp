@@ -25,6 +25,10 @@ enum ExitCode : int {
 // kernel never reads C, so no NaN may reach the result).
 enum class InitialC { random, nan };
 
+// --profile: what runs, once, between cudaProfilerStart and cudaProfilerStop (for
+// `ncu --profile-from-start off`, which then sees that one kernel and nothing else).
+enum class ProfileTarget { none, step, cublas };
+
 struct Options {
   Shape shape{4096, 4096, 4096};
   float alpha = 1.0f;
@@ -38,6 +42,7 @@ struct Options {
   std::string csv_path;  // empty: no CSV row
   int device = 0;
   std::string variant;  // empty: the step itself; else one of its registered variants (step.hpp)
+  ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
   bool help = false;
 };
 

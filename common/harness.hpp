@@ -10,7 +10,8 @@
 //   device_select.hpp     the device, whether the step supports it, whether the matrices fit
 //   harness_timing.hpp    median_ms(): the median of CUDA-event timings
 //   run_step.hpp          run_step(): the whole program behind a step executable
-// (report.hpp, the result line and CSV row, is run_step's alone.)
+// (report.hpp, the result line and CSV row, and profile_run.hpp, the --profile mode, are
+// run_step's alone.)
 #pragma once
 
 #include "cli.hpp"

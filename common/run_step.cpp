@@ -14,6 +14,7 @@
 #include "gemm_data.hpp"
 #include "harness_timing.hpp"
 #include "precision_traits.hpp"
+#include "profile_run.hpp"
 #include "report.hpp"
 
 namespace worklog {
@@ -90,7 +91,7 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
     const cudaDeviceProp prop = select_device(o.device);
     if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
     require_device_memory(o.shape, sizeof(Input), o.check);
-    code = measure(step, o, prop, csv);
+    code = o.profile == ProfileTarget::none ? measure(step, o, prop, csv) : profile_once(step, o);
   } catch (const Failure& f) {
     code = error(f.exit_code, f.message);
   } catch (const CudaError& e) {

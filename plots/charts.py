@@ -1,5 +1,6 @@
 """The charts of a worklog's results: tflops.png (every step at one size), sweep.png (the size
-sweep) and roofline.png. These need matplotlib; the rest of plots/ does not.
+sweep), roofline.png and, from profile.csv, roofline_measured.png. These need matplotlib; the rest
+of plots/ does not.
 """
 import itertools
 import math
@@ -13,6 +14,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
+from profile_csv import gpu_name, measured_l2_bandwidth, roofline_points  # noqa: E402
 from results_csv import (cublas_ms, cublas_name, failed_steps, gemm_flops, headline_size,  # noqa: E402
                          latest_per_step, newest, plottable, precision_label, precisions)
 from results_table import fmt_pct, fmt_tflops  # noqa: E402
@@ -126,37 +128,93 @@ def resolve_peaks(gpu, peak_fp32=None, peak_fp16=None, bandwidth=None):
     return None if None in peaks else peaks
 
 
-def plot_roofline(rows, path, peaks):
-    fp32, fp16, bandwidth = peaks
-    size = headline_size(rows)
-    points = [r for r in plottable(rows, size) if r["global_bytes"] > 0]
-    intensity = {r["step"]: gemm_flops(size) / r["global_bytes"] for r in points}
-    ridge = {p: peak * 1000 / bandwidth for p, peak in (("fp32", fp32), ("fp16", fp16))}
-    lo = min([*intensity.values(), ridge["fp32"]]) / 4
-    hi = max([*intensity.values(), ridge["fp16"]]) * 4
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    ax.plot([lo, ridge["fp16"]], [bandwidth * lo / 1000, fp16], color="black")
+def draw_roofs(ax, peaks, intensities, tflops, memory_roofs, labels_on_lines=True):
+    """Log-log axes spanning the points and the ridge points, with the FP32 and FP16 compute
+    ceilings of peaks and one sloped roof per (label, GB/s, line style) in memory_roofs. Each line
+    is labelled on the chart (a ceiling's label below its right end, a roof's along its slope) or,
+    with labels_on_lines=False, only as its matplotlib label, for the caller's legend. The limits
+    are final: points plotted afterwards do not move them."""
+    fp32, fp16 = peaks[0], peaks[1]
+    bandwidths = [bandwidth for _, bandwidth, _ in memory_roofs]
+    lo = min([*intensities, *(fp32 * 1000 / b for b in bandwidths)]) / 4
+    hi = max([*intensities, *(fp16 * 1000 / b for b in bandwidths)]) * 4
+    for label, bandwidth, style in memory_roofs:
+        ax.plot([lo, fp16 * 1000 / bandwidth], [bandwidth * lo / 1000, fp16], style, color="black",
+                label=label)
+    # The ceilings start where the fastest memory roof meets them.
     for p, peak, name in (("fp32", fp32, "FP32 CUDA cores"), ("fp16", fp16, "FP16 tensor cores (dense)")):
-        ax.plot([ridge[p], hi], [peak, peak], color=COLORS[p])
-        # Below the roof: the steps' labels sit to the right of points that can reach up to it.
-        ax.text(hi / 1.1, peak / 1.12, f"{name} {peak:g} TFLOP/s", ha="right", va="top",
-                color=COLORS[p], fontsize=9)
-    for r in points:
-        ax.plot(intensity[r["step"]], r["tflops"], "o", color=COLORS.get(r["precision"], "gray"))
+        ax.plot([peak * 1000 / max(bandwidths), hi], [peak, peak], color=COLORS[p],
+                label=f"{name} {peak:g} TFLOP/s")
+        if labels_on_lines:  # below the roof: the steps' labels sit right of points that can reach up to it
+            ax.text(hi / 1.1, peak / 1.12, f"{name} {peak:g} TFLOP/s", ha="right", va="top",
+                    color=COLORS[p], fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_ylim(min([bandwidth * lo / 1000, *(r["tflops"] for r in points)]) / 2, fp16 * 2.5)
-    _label_points(fig, ax, [((intensity[r["step"]], r["tflops"]), r["step"]) for r in points])
-    # Write the bandwidth along the memory roof: its on-screen angle is known once limits are set.
+    ax.set_ylim(min([min(bandwidths) * lo / 1000, *tflops]) / 2, fp16 * 2.5)
+    # Write each bandwidth along its roof: the on-screen angle is known once limits are set.
     x0, x1 = lo * 1.5, lo * 15
-    (a, b), (c, d) = ax.transData.transform([(x0, bandwidth * x0 / 1000), (x1, bandwidth * x1 / 1000)])
-    ax.text(x0, bandwidth * x0 / 1000 * 1.3, f"memory {bandwidth:g} GB/s", fontsize=9,
-            rotation=math.degrees(math.atan2(d - b, c - a)), rotation_mode="anchor")
+    for label, bandwidth, _ in memory_roofs if labels_on_lines else ():
+        (a, b), (c, d) = ax.transData.transform([(x0, bandwidth * x0 / 1000), (x1, bandwidth * x1 / 1000)])
+        ax.text(x0, bandwidth * x0 / 1000 * 1.3, label, fontsize=9,
+                rotation=math.degrees(math.atan2(d - b, c - a)), rotation_mode="anchor")
+
+
+def plot_roofline(rows, path, peaks):
+    bandwidth = peaks[2]
+    size = headline_size(rows)
+    points = [r for r in plottable(rows, size) if r["global_bytes"] > 0]
+    intensity = {r["step"]: gemm_flops(size) / r["global_bytes"] for r in points}
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    draw_roofs(ax, peaks, list(intensity.values()), [r["tflops"] for r in points],
+               [(f"memory {bandwidth:g} GB/s", bandwidth, "-")])
+    for r in points:
+        ax.plot(intensity[r["step"]], r["tflops"], "o", color=COLORS.get(r["precision"], "gray"))
+    _label_points(fig, ax, [((intensity[r["step"]], r["tflops"]), r["step"]) for r in points])
     ax.grid(which="major", alpha=0.3)
     ax.set_xlabel("arithmetic intensity (FLOP/byte of modeled global-memory traffic)")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"roofline, {'×'.join(map(str, size))} on {newest(rows)['gpu']} (roofs: datasheet peaks)")
+    _save(fig, path)
+
+
+def plot_measured_roofline(profile, path, peaks):
+    """The hierarchical roofline of profile.csv's rows: each step at FLOP/DRAM byte (filled) and
+    FLOP/L2 byte (hollow), joined, at its profiled TFLOP/s; roofs: the datasheet compute and DRAM
+    peaks and ncu's L2 peak."""
+    points = roofline_points(profile)
+    memory_roofs = [(f"DRAM {peaks[2]:g} GB/s (datasheet)", peaks[2], "-")]
+    l2_bandwidth = measured_l2_bandwidth(profile)
+    if l2_bandwidth:
+        memory_roofs.append((f"L2 {l2_bandwidth:.0f} GB/s (ncu peak)", l2_bandwidth, "--"))
+    fig, ax = plt.subplots(figsize=(9.5, 6))
+    # The roofs are named in the legend, not on the chart: measured DRAM intensities are high (the
+    # caches serve most operand reads), so the points crowd the right end, where the ceilings end.
+    draw_roofs(ax, peaks, [x for p in points for x in p[2:4] if x], [p[4] for p in points], memory_roofs,
+               labels_on_lines=False)
+    for label, precision, dram, l2, tflops in points:
+        color = COLORS.get(precision, "gray")
+        if dram and l2:
+            ax.plot([dram, l2], [tflops, tflops], color=color, lw=0.8, alpha=0.6)
+        if l2:
+            ax.plot(l2, tflops, "o", color=color, mfc="white")
+        if dram:
+            ax.plot(dram, tflops, "o", color=color)
+        # The name above the middle of the segment (on a log axis: the geometric mean), where no
+        # roof or other step is: the points themselves crowd the right of the chart.
+        middle = math.sqrt(dram * l2) if dram and l2 else dram or l2
+        ax.annotate(label, (middle, tflops), xytext=(0, 3), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=9, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+    roofs, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=roofs + [Line2D([], [], ls="", marker="o", color="black", label="FLOP per DRAM byte"),
+                               Line2D([], [], ls="", marker="o", color="black", mfc="white",
+                                      label="FLOP per L2 byte")],
+              loc="upper left", fontsize=8)  # above the roofs, where no measured point can be
+    ax.grid(which="major", alpha=0.3)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved, measured by Nsight Compute)")
+    ax.set_ylabel("TFLOP/s (profiled run)")
+    shape = "×".join(str(int(profile[0][c])) for c in "mnk")
+    ax.set_title(f"measured roofline, {shape} on {gpu_name(profile)}")
     _save(fig, path)
 
 

@@ -3,65 +3,81 @@
 
     python3 plots/make_plots.py --csv RESULTS.csv [--sweep SWEEP.csv] --out DIR [--table-only]
                                 [--peak-fp32 TFLOPS --peak-fp16 TFLOPS --bandwidth GBS]
+                                [--profile PROFILE.csv]
 
 Writes into DIR: table.md, and unless --table-only, tflops.png, roofline.png and, with --sweep,
-sweep.png. The table needs only Python; the charts need matplotlib (plots/requirements.txt):
-without it, the table is still written and one warning says how to get the charts.
+sweep.png. With --profile (profile.csv from ncu_profile.py), table.md gains the "limited by
+(measured)" column, and roofline_measured.png is drawn; --profile without --csv draws only that.
+The table needs only Python; the charts need matplotlib (plots/requirements.txt): without it, the
+table is still written and one warning says how to get the charts. draw_results() runs this on
+the results in one folder with a Python that has matplotlib (run_worklog.py and ncu_profile.py).
 Exit codes: 0 written (also when a chart had to be left out, with a warning); 2 bad input, with
 one line starting "make_plots: error:" and nothing written.
 """
 import argparse
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
+import plots_env
+from arguments import add_peak_arguments
+from profile_csv import gpu_name, limited_by_step, load_profile, roofline_points
 from results_csv import InputError, load_rows, square_rows
 from results_table import build_table
-
-REQUIREMENTS = Path(__file__).resolve().with_name("requirements.txt")
-
-
-def positive_float(text):
-    """An argparse type for the peak flags (we divide by them)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--csv", required=True, help="results CSV written by the steps")
+    parser.add_argument("--csv", help="results CSV written by the steps")
     parser.add_argument("--sweep", help="size-sweep CSV (adds sweep.png)")
     parser.add_argument("--out", required=True, help="output directory (created if missing)")
     parser.add_argument("--table-only", action="store_true",
                         help="write table.md only (no matplotlib needed)")
-    parser.add_argument("--peak-fp32", type=positive_float, help="FP32 peak in TFLOP/s (overrides the table)")
-    parser.add_argument("--peak-fp16", type=positive_float, help="FP16 tensor-core peak in TFLOP/s")
-    parser.add_argument("--bandwidth", type=positive_float, help="DRAM bandwidth in GB/s")
-    return parser.parse_args(argv)
+    add_peak_arguments(parser)
+    parser.add_argument("--profile", help="profile.csv from ncu_profile.py (adds the \"limited by "
+                                          "(measured)\" column and roofline_measured.png)")
+    args = parser.parse_args(argv)
+    if not args.csv and not args.profile:
+        parser.error("give --csv, --profile or both")
+    if args.sweep and not args.csv:
+        parser.error("--sweep needs --csv")
+    return args
 
 
-def draw_charts(args, rows, sweep, out):
+def roofline_peaks(charts, gpu, args, name):
+    """The roofs for a roofline of this GPU (charts.resolve_peaks, with the flags); None, after
+    a warning, when there are none."""
+    peaks = charts.resolve_peaks(gpu, args.peak_fp32, args.peak_fp16, args.bandwidth)
+    if not peaks:
+        print(f"make_plots: warning: no datasheet peaks for '{gpu}'; skipping {name} "
+              "(give --peak-fp32, --peak-fp16 and --bandwidth)", file=sys.stderr)
+    return peaks
+
+
+def draw_charts(args, rows, sweep, profile, out):
     """Draw the charts into out; return the paths written."""
     import charts  # imports matplotlib: only once we know it is there
 
-    written = [out / "tflops.png"]
-    charts.plot_tflops(rows, written[0])
-    if sweep:
-        charts.plot_sweep(sweep, out / "sweep.png")
-        written.append(out / "sweep.png")
-    gpu = charts.newest(rows)["gpu"]
-    peaks = charts.resolve_peaks(gpu, args.peak_fp32, args.peak_fp16, args.bandwidth)
-    if peaks:
-        charts.plot_roofline(rows, out / "roofline.png", peaks)
-        written.append(out / "roofline.png")
-    else:
-        print(f"make_plots: warning: no datasheet peaks for '{gpu}'; skipping roofline.png "
-              "(give --peak-fp32, --peak-fp16 and --bandwidth)", file=sys.stderr)
+    written = []
+    if rows:
+        written.append(out / "tflops.png")
+        charts.plot_tflops(rows, written[-1])
+        if sweep:
+            charts.plot_sweep(sweep, out / "sweep.png")
+            written.append(out / "sweep.png")
+        peaks = roofline_peaks(charts, charts.newest(rows)["gpu"], args, "roofline.png")
+        if peaks:
+            charts.plot_roofline(rows, out / "roofline.png", peaks)
+            written.append(out / "roofline.png")
+    if profile:
+        peaks = roofline_peaks(charts, gpu_name(profile), args, "roofline_measured.png")
+        if peaks and not roofline_points(profile):
+            print("make_plots: warning: no profiled step has a time and a byte count; skipping "
+                  "roofline_measured.png", file=sys.stderr)
+        elif peaks:
+            charts.plot_measured_roofline(profile, out / "roofline_measured.png", peaks)
+            written.append(out / "roofline_measured.png")
     return written
 
 
@@ -69,25 +85,53 @@ def main(argv=None):
     """Run the command line; return the exit code (0 written, 2 bad input)."""
     args = parse_args(argv)
     try:  # read and check every input before writing anything
-        rows = load_rows(args.csv)
+        rows = load_rows(args.csv) if args.csv else None
         sweep = square_rows(load_rows(args.sweep)) if args.sweep else None
+        profile = load_profile(args.profile) if args.profile else None
     except InputError as e:
         print(f"make_plots: error: {e}", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "table.md"]
-    written[0].write_text(build_table(rows), encoding="utf-8")
+    written = []
+    if rows:
+        written.append(out / "table.md")
+        written[0].write_text(build_table(rows, limited_by_step(profile) if profile else None), encoding="utf-8")
     if not args.table_only:
         if importlib.util.find_spec("matplotlib") is None:
-            print(f"make_plots: warning: matplotlib is not installed for {sys.executable}, so only table.md "
-                  f"was written; for the charts: {sys.executable} -m pip install -r {REQUIREMENTS}",
-                  file=sys.stderr)
+            print(f"make_plots: warning: matplotlib is not installed for {sys.executable}, so "
+                  f"{'only table.md was written' if written else 'no chart was drawn'}; for the charts: "
+                  f"{sys.executable} -m pip install -r {plots_env.REQUIREMENTS}", file=sys.stderr)
         else:
-            written += draw_charts(args, rows, sweep, out)
+            written += draw_charts(args, rows, sweep, profile, out)
     for path in written:
         print(path)
     return 0
+
+
+def draw_results(out, venv, who, extra=()):
+    """make_plots on what the results folder out holds (worklog.csv, sweep.csv, profile.csv), with
+    the extra arguments, run by a Python with matplotlib (plots_env: this one, or the virtual
+    environment venv, made on first use); without one, the table alone and one line, starting
+    "<who>:", on how to get the charts. Returns make_plots's exit code."""
+    def given(flag, name):
+        return [flag, str(out / name)] if (out / name).exists() else []
+
+    plot_args = [*given("--csv", "worklog.csv"), "--out", str(out), *given("--sweep", "sweep.csv"),
+                 *given("--profile", "profile.csv"), *extra]
+    try:
+        python = plots_env.python_with_matplotlib(venv, say=lambda line: print(f"{who}: {line}", flush=True))
+    except plots_env.Unavailable as e:
+        code = main(plot_args + ["--table-only"])
+        if code == 0:
+            table = " and table.md" if "--csv" in plot_args else ""
+            print(f"{who}: charts not drawn, for want of matplotlib: {e}. The CSVs{table} are in {out}. "
+                  f"For the charts, install matplotlib ({sys.executable} -m pip install -r "
+                  f"{plots_env.REQUIREMENTS}) and run {sys.executable} {Path(__file__).resolve()} "
+                  f"{' '.join(plot_args)}", file=sys.stderr, flush=True)
+        return code
+    sys.stdout.flush()
+    return subprocess.run([str(python), str(Path(__file__).resolve()), *plot_args]).returncode
 
 
 if __name__ == "__main__":

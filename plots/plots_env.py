@@ -7,7 +7,7 @@ into it (pip's output goes to VENV.log beside it).
 
 runs `PYTHON ARGS...` with such a Python (CTest runs the plot tests this way) and exits with
 its exit code, or with 77 ("skipped" to CTest) after one line saying why when no such Python can
-be had (no package index, no venv module). run_worklog.py uses python_with_matplotlib().
+be had (no package index, no venv module). make_plots.draw_results() uses python_with_matplotlib().
 """
 import argparse
 import os
@@ -35,6 +35,11 @@ def imports_matplotlib(python):
 
 def venv_python(venv):
     return Path(venv) / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def build_tree_venv(bin_dir):
+    """The drivers' default virtual environment: plots-venv in the build tree, beside BIN_DIR."""
+    return Path(bin_dir).resolve().parent / "plots-venv"
 
 
 def _last_line(text):

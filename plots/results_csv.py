@@ -1,5 +1,6 @@
 """The results CSV that every step executable appends to (--csv): its columns, reading and
-checking it, and choosing rows from it. Needs only the Python standard library.
+checking it, and choosing rows from it; and read_rows(), the reading with one-line errors that
+profile.csv (profile_csv.py) shares. Needs only the Python standard library.
 """
 import csv
 import math
@@ -30,21 +31,28 @@ class InputError(Exception):
     """A problem with an input file, said in one line (make_plots exits with code 2 on it)."""
 
 
-def load_rows(path):
-    """Read and validate a results CSV; return a list of dicts with numbers converted."""
+def read_rows(path, check_header, parse_row, no_rows="no data rows"):
+    """The rows of the CSV file at path: check_header(path, field names) first, then each row as
+    parse_row(raw dict, "<path>, line N"); both raise InputError for what they reject. A missing
+    or unreadable file, or one without rows (the no_rows message), is an InputError too."""
     path = Path(path)
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            _check_header(path, reader.fieldnames)
-            rows = [_parse_row(raw, f"{path}, line {reader.line_num}") for raw in reader]
+            check_header(path, reader.fieldnames)
+            rows = [parse_row(raw, f"{path}, line {reader.line_num}") for raw in reader]
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read: {e}") from None
     if not rows:
-        raise InputError(f"{path}: no data rows (the CSV has only a header)")
+        raise InputError(f"{path}: {no_rows}")
     return rows
+
+
+def load_rows(path):
+    """Read and validate a results CSV; return a list of dicts with numbers converted."""
+    return read_rows(path, _check_header, _parse_row, no_rows="no data rows (the CSV has only a header)")
 
 
 def _check_header(path, header):

@@ -1,8 +1,10 @@
-"""The Markdown table of a worklog's results (table.md): one row per step and size, then cuBLAS.
+"""The Markdown table of a worklog's results (table.md): one row per step and size, then cuBLAS;
+with profile.csv, a last column of what limits each (profile_csv.limited_by_step).
 Needs only the Python standard library.
 """
 import math
 
+from profile_csv import CUBLAS
 from results_csv import (cublas_ms, cublas_name, gemm_flops, latest_per_step, newest,
                          precision_label, precisions, size_of)
 
@@ -36,16 +38,22 @@ def _cells(*cells):
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
-def build_table(rows):
-    """Return the comparison table as Markdown text."""
+def build_table(rows, limited_by=None):
+    """Return the comparison table as Markdown text. With limited_by, a {(step, precision,
+    (m, n, k)): words} dict from profile_csv.limited_by_step(), a last column says what the
+    profiler found limits each row ("—" where profile.csv has no row for it)."""
+    def measured(step, precision, size):
+        return [] if limited_by is None else [limited_by.get((step, precision, size), "—")]
+
     last = newest(rows)
     lines = [
         f"GPU: {last['gpu']} · CUDA {last['cuda_runtime']} (driver {last['cuda_driver']})"
         f" · {last['time']:%Y-%m-%d}",
         "",
         _cells("step", "what it adds", "precision", "M×N×K", "median ms", "TFLOP/s",
-               "% of cuBLAS (same precision)", "speed-up over previous step", "check"),
-        "|---|---|---|---|---:|---:|---:|---:|---|",
+               "% of cuBLAS (same precision)", "speed-up over previous step", "check",
+               *([] if limited_by is None else ["limited by (measured)"])),
+        "|---|---|---|---|---:|---:|---:|---:|---|" + ("" if limited_by is None else "---|"),
     ]
     steps = latest_per_step(rows)
     for size in sorted({size_of(r) for r in steps}):
@@ -58,7 +66,8 @@ def build_table(rows):
             else:
                 numbers = (fmt_ms(row["ms"]), fmt_tflops(row["tflops"]), fmt_pct(row["pct_cublas"]))
             lines.append(_cells(row["step"], row["adds"], precision_label(row["precision"]), shape,
-                                *numbers, _speedup(row, previous), row["status"]))
+                                *numbers, _speedup(row, previous), row["status"],
+                                *measured(row["step"], row["precision"], size)))
             previous = row
         for precision in precisions(group):
             ms = cublas_ms(rows, precision, size)
@@ -66,11 +75,15 @@ def build_table(rows):
                 continue
             lines.append(_cells(cublas_name(precision), "vendor library, the reference",
                                 precision_label(precision), shape, fmt_ms(ms),
-                                fmt_tflops(gemm_flops(size) / ms / 1e9), "100.0%", "—", "—"))
+                                fmt_tflops(gemm_flops(size) / ms / 1e9), "100.0%", "—", "—",
+                                *measured(CUBLAS, precision, size)))
     lines += [
         "",
         "% of cuBLAS compares with cuBLAS timed in the same run and precision. "
         "Speed-up = previous step's time / this step's time; \"(vs FP32)\" marks a change of "
         "precision. FP16→FP32 means FP16 inputs with FP32 accumulation and output.",
     ]
+    if limited_by is not None:
+        lines[-1] += (" Limited by (measured): the rule in plots/profile_csv.py (limited_by) applied to "
+                      "Nsight Compute's counters in profile.csv.")
     return "\n".join(lines) + "\n"

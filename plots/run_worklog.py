@@ -12,7 +12,8 @@ fastest verified step of each precision, as just measured, at every --sweep-size
 The table needs only Python. The charts need matplotlib: when this Python cannot import it, it
 is installed into the virtual environment --venv (default: BIN_DIR/../plots-venv, in the build
 tree), made on first use; when that fails too, the CSVs and the table are still written and one
-line says how to get the charts.
+line says how to get the charts. When --out holds a profile.csv (from ncu_profile.py), the table
+gains the "limited by (measured)" column and roofline_measured.png is redrawn.
 
 Exit codes: 0 all good (steps that do not support this GPU are skipped, with one line each,
 and charts left out for lack of matplotlib still mean 0); 1 a step failed verification (the run
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import make_plots
 import plots_env
+from arguments import add_venv_argument, int_at_least, positive_int
 from results_csv import InputError, load_rows
 
 STEP_LIST = "worklog_steps.txt"  # in --bin-dir, written by CMake
@@ -45,27 +47,12 @@ PUBLISHED = ("worklog.csv", "sweep.csv", "table.md", "tflops.png", "sweep.png", 
 
 
 class Stop(Exception):
-    """Ends the worklog early: one line for stderr, and the exit code."""
+    """Ends the worklog (or the profile, ncu_profile.py) early: one line for stderr, and the exit
+    code."""
 
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
-
-
-def int_at_least(minimum):
-    """An argparse type: an integer no smaller than minimum."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
-        return value
-    return parse
-
-
-positive_int = int_at_least(1)
 
 
 def size_list(text):
@@ -84,9 +71,7 @@ def parse_args(argv):
     parser.add_argument("--publish", type=Path, help="also copy the results into this folder")
     parser.add_argument("--iters", type=positive_int, help="timed iterations of the main runs")
     parser.add_argument("--warmup", type=int_at_least(0), help="warm-up iterations of the main runs")
-    parser.add_argument("--venv", type=Path,
-                        help="virtual environment for matplotlib when this Python lacks it "
-                             "(default: BIN_DIR/../plots-venv)")
+    add_venv_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -101,6 +86,20 @@ def read_step_list(bin_dir):
     steps = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not steps:
         raise Stop(2, f"{path} lists no steps")
+    return steps
+
+
+def built_steps(bin_dir, who):
+    """The listed steps (read_step_list) whose executables are in bin_dir, in order; one warning,
+    starting "<who>:", for each that is not. Raises Stop when none is."""
+    steps = []
+    for step in read_step_list(bin_dir):
+        if (bin_dir / step).is_file():
+            steps.append(step)
+        else:
+            print(f"{who}: warning: {bin_dir / step} not found; skipping {step}", file=sys.stderr, flush=True)
+    if not steps:
+        raise Stop(2, f"no step executables in {bin_dir}")
     return steps
 
 
@@ -168,32 +167,11 @@ def run_all(bin_dir, runs, label, failed, unsupported):
             raise Stop(1, f"{step} exited with code {code}{meaning}; stopping")
 
 
-def write_table_and_charts(args):
-    """make_plots with a Python that has matplotlib; without one, the table alone and one line.
-    Returns make_plots's exit code."""
-    plot_args = ["--csv", str(args.out / "worklog.csv"), "--out", str(args.out)]
-    if (args.out / "sweep.csv").exists():
-        plot_args += ["--sweep", str(args.out / "sweep.csv")]
-    venv = args.venv or args.bin_dir.resolve().parent / "plots-venv"
-    try:
-        python = plots_env.python_with_matplotlib(
-            venv, say=lambda line: print(f"run_worklog: {line}", flush=True))
-    except plots_env.Unavailable as e:
-        code = make_plots.main(plot_args + ["--table-only"])
-        if code == 0:
-            script = Path(make_plots.__file__).resolve()
-            print(f"run_worklog: charts not drawn, for want of matplotlib: {e}. The CSVs and table.md are in "
-                  f"{args.out}. For the charts, install matplotlib ({sys.executable} -m pip install -r "
-                  f"{plots_env.REQUIREMENTS}) and run {sys.executable} {script} {' '.join(plot_args)}",
-                  file=sys.stderr, flush=True)
-        return code
-    return subprocess.run([str(python), str(Path(make_plots.__file__).resolve()), *plot_args]).returncode
-
-
-def publish(out, target):
+def publish(out, target, names=PUBLISHED):
+    """Copy the files of these names that are in out into target (a chart may not have been drawn)."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in PUBLISHED:
-        if (out / name).exists():  # a chart may not have been drawn
+    for name in names:
+        if (out / name).exists():
             shutil.copy2(out / name, target / name)
             print(target / name, flush=True)
 
@@ -201,15 +179,7 @@ def publish(out, target):
 def run_worklog(args):
     """Everything after the command line; raises Stop to end early. Returns the exit code."""
     started = time.monotonic()
-    steps = []
-    for step in read_step_list(args.bin_dir):
-        if (args.bin_dir / step).is_file():
-            steps.append(step)
-        else:
-            print(f"run_worklog: warning: {args.bin_dir / step} not found; skipping {step}",
-                  file=sys.stderr, flush=True)
-    if not steps:
-        raise Stop(2, f"no step executables in {args.bin_dir}")
+    steps = built_steps(args.bin_dir, "run_worklog")
 
     args.out.mkdir(parents=True, exist_ok=True)
     for name in ("worklog.csv", "sweep.csv"):  # start fresh: the steps append to these files
@@ -228,7 +198,9 @@ def run_worklog(args):
               + (", ".join(sweep_steps) or "none passed"), flush=True)
         run_all(args.bin_dir, sweep_runs(args, sweep_steps), "sweep ", failed, unsupported)
 
-    code = write_table_and_charts(args)
+    # The table and the charts; with profile.csv (ncu_profile.py) in --out, also the "limited by
+    # (measured)" column and roofline_measured.png.
+    code = make_plots.draw_results(args.out, args.venv or plots_env.build_tree_venv(args.bin_dir), "run_worklog")
     if code != 0:
         return code
     if args.publish:

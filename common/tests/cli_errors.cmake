@@ -16,7 +16,9 @@ set(host_rows
   "2|--alpha expects a number \\(got 'one'\\)|--alpha one"
   "2|--device must be at least 0 \\(got '-1'\\)|--device -1"
   "2|cannot open --csv file '/nonexistent-dir/x.csv'|--csv /nonexistent-dir/x.csv"
-  "2|--initial-c nan needs --beta 0|--initial-c nan --beta 0.5")
+  "2|--initial-c nan needs --beta 0|--initial-c nan --beta 0.5"
+  "2|--profile expects 'step' or 'cublas' \\(got 'all'\\)|--profile all"
+  "2|--profile cannot be combined with --csv|--profile step --csv x.csv")
 set(gpu_rows
   "3|200000x200000x200000 needs [0-9]+ bytes of device memory \\(\\+256 MiB headroom\\), [0-9]+ bytes are free|--m 200000 --n 200000 --k 200000"
   "3|2147483647x2147483647x2147483647 needs over 2\\^64 bytes|--m 2147483647 --n 2147483647 --k 2147483647"

@@ -73,6 +73,13 @@ TEST_CASE("command line: every flag, both spellings") {
   CHECK(parse_options({"--initial-c", "nan"}).initial_c == InitialC::nan);
   CHECK(parse_options({"--initial-c=random"}).initial_c == InitialC::random);
   CHECK(parse_options({"--initial-c", "nan", "--beta", "0", "--alpha", "-1.25"}).initial_c == InitialC::nan);
+  CHECK(parse_options({}).profile == ProfileTarget::none);
+  const Options profile_step = parse_options({"--profile", "step"});
+  CHECK(profile_step.profile == ProfileTarget::step);
+  CHECK_FALSE(profile_step.check);  // a profile run checks nothing
+  CHECK(profile_step.cublas);
+  CHECK(parse_options({"--profile=cublas"}).profile == ProfileTarget::cublas);
+  CHECK(parse_options({"--profile", "step", "--no-cublas"}).profile == ProfileTarget::step);
 }
 
 // Each way a command line can be wrong, with the exact one-line message (the executables prefix
@@ -109,6 +116,10 @@ TEST_CASE("command line: bad input") {
       {{"--initial-c"}, "--initial-c needs a value"},
       {{"--initial-c", "nan", "--beta", "0.5"}, "--initial-c nan needs --beta 0"},
       {{"--beta=-1", "--initial-c=nan"}, "--initial-c nan needs --beta 0"},
+      {{"--profile"}, "--profile needs a value"},
+      {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
+      {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
+      {{"--no-cublas", "--profile", "cublas"}, "--profile cublas cannot be combined with --no-cublas"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.message);
@@ -119,7 +130,8 @@ TEST_CASE("command line: bad input") {
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--initial-c", "--help", "77 no CUDA device"})
+                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--help",
+                           "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 PLOTS = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
 import plots_env  # noqa: E402
@@ -164,6 +165,19 @@ class FakeStepsTest(unittest.TestCase):
                          sorted(run_worklog.PUBLISHED))
         # Nothing outside --out and --publish; no virtual environment, as this Python has matplotlib.
         self.assertEqual(sorted(p.name for p in self.root.iterdir()), ["bin", "calls.log", "out", "pub"])
+
+    def test_a_profile_in_out_adds_the_measured_column_and_roofline(self):
+        # profile.csv, from ncu_profile.py, stays in --out across runs of the worklog.
+        bin_dir = make_bin_dir(self.root, {step: 0 for step in SIX_STEPS})
+        self.out.mkdir()
+        (self.out / "profile.csv").write_text((FIXTURES / "profile.csv").read_text(encoding="utf-8"))
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 4096, "--no-sweep")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        table = (self.out / "table.md").read_text(encoding="utf-8")
+        self.assertIn("| check | limited by (measured) |", table)
+        self.assertIn("| 04_outer_product | fake step | FP32 | 4096×4096×4096 |", table)
+        self.assertIn(" | PASS | issue |", table)  # 04's words in the fixture
+        self.assertIn(f"{self.out / 'roofline_measured.png'}\n", stdout)
 
     def test_steps_and_their_order_come_from_the_list(self):
         # Ten steps, the list in build order; a listed step whose executable is missing is

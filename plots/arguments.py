@@ -1,0 +1,51 @@
+"""argparse value types and flags that the scripts in plots/ share (make_plots.py, run_worklog.py,
+ncu_profile.py). Standard library only, like everything but charts.py."""
+import argparse
+from pathlib import Path
+
+
+def int_at_least(minimum):
+    """An argparse type: an integer no smaller than minimum."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
+        return value
+    return parse
+
+
+positive_int = int_at_least(1)
+
+
+def positive_float(text):
+    """An argparse type for the peak flags (we divide by them)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def add_peak_arguments(parser):
+    """The rooflines' roofs, for a GPU that charts.GPU_PEAKS lacks or to override it."""
+    parser.add_argument("--peak-fp32", type=positive_float, help="FP32 peak in TFLOP/s (overrides the table)")
+    parser.add_argument("--peak-fp16", type=positive_float, help="FP16 tensor-core peak in TFLOP/s")
+    parser.add_argument("--bandwidth", type=positive_float, help="DRAM bandwidth in GB/s")
+
+
+def given_peak_arguments(args):
+    """The peak flags that args were given, as a command line (for make_plots)."""
+    given = (("--peak-fp32", args.peak_fp32), ("--peak-fp16", args.peak_fp16), ("--bandwidth", args.bandwidth))
+    return [word for flag, value in given if value is not None for word in (flag, str(value))]
+
+
+def add_venv_argument(parser):
+    """Where the charts' matplotlib comes from when this Python lacks it (plots_env.py)."""
+    parser.add_argument("--venv", type=Path,
+                        help="virtual environment for matplotlib when this Python lacks it "
+                             "(default: BIN_DIR/../plots-venv)")
