@@ -133,6 +133,9 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
     const int k_in = int(min(p.k - k0, (long long)block_tile_k));  // k of this slice inside A and B
     __half* const a_tile = tiles + stage * L::stage_halves;
     __half* const b_tile = a_tile + L::a_tile_halves;
+    // LAB BEGIN: Start this thread's 16-byte copies of the slice into a_tile and b_tile (padded rows): copies
+    // LAB: threadIdx.x + j·threads, a_copies of A and b_copies of B, placed by copy_position, each by
+    // LAB: async_copy::copy_chunk<aligned> with the number of halves inside the matrix (0 outside: zero fill).
 #pragma unroll
     for (int j = 0; j < L::a_copies; ++j) {
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
@@ -147,6 +150,7 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
       async_copy::copy_chunk<aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
                                       c.row < k_in ? cols_in - n : 0, p.b);
     }
+    // LAB END
   };
 
   // Stage 2, compute: the warp's products for the slice in buffer `stage`, fragments loaded from

@@ -188,6 +188,8 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
   auto load_fragments = [&](WarpFragments& f, int stage, int s) {
     const unsigned a_tile = shared_base + stage * L::stage_bytes;
     const unsigned b_tile = a_tile + L::a_tile_bytes;
+    // LAB BEGIN: Load k-step s into f by ldmatrix: one ldmatrix_x4 per A fragment (a_offset[s], 16 rows apart),
+    // LAB: one ldmatrix_x4_trans per 16 columns of B (b_offset[jj], k-step s 16 rows down), i.e. two B fragments.
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i) ldmatrix_x4(f.a[i], a_tile + a_offset[s] + i * mma_m * L::a_row_bytes);
 #pragma unroll
@@ -197,12 +199,15 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
       f.b[2 * jj][0] = r[0], f.b[2 * jj][1] = r[1];
       f.b[2 * jj + 1][0] = r[2], f.b[2 * jj + 1][1] = r[3];
     }
+    // LAB END
   };
 
   // Stage 2b, compute: every (A fragment, B fragment) pair into its 16 × 8 accumulator. Odd rows
   // run right to left (serpentine), so consecutive mma share an operand at the turn.
   float acc[fragments_m][fragments_n][4] = {};
   auto multiply = [&](const WarpFragments& f) {
+    // LAB BEGIN: Add every product f.a[i] × f.b[j] into acc[i][j] with mma_m16n8k16 (odd rows of fragments
+    // LAB: right to left, so that consecutive products share an operand).
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i)
 #pragma unroll
@@ -210,6 +215,7 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
         const int j = i % 2 ? fragments_n - 1 - jn : jn;
         mma_m16n8k16(acc[i][j], f.a[i], f.b[j]);
       }
+    // LAB END
   };
 
   // The pipeline: 07's ring of cp.async stages (see its kernel.cu for the counting), with the

@@ -105,12 +105,16 @@ __global__ void __launch_bounds__(Config<block_tile_m, block_tile_n, block_tile_
         // Wait until the consumers have released this buffer. For its first use the wait is for
         // the phase "before" the first (parity 1), which counts as complete: no wait.
         mbarrier_wait(&empty[s], (use & 1) ^ 1);
-        mbarrier_arrive_expect_bytes(&full[s], C::stage_bytes);
         const int k0 = kt * block_tile_k;
+        // LAB BEGIN: Arm full[s] for the stage's bytes (mbarrier_arrive_expect_bytes), then start its TMA copies
+        // LAB: (tma_load_2d, completing on full[s]): A's box at (k0, row0), and B's 64-column boxes b_box_bytes apart.
+        // LAB: Until then the consumers wait on full[s] forever: the tests hang.
+        mbarrier_arrive_expect_bytes(&full[s], C::stage_bytes);
         tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);  // block_tile_m rows × 64 k
 #pragma unroll
         for (int j = 0; j < block_tile_n / swizzle_halves; ++j)  // 64 k rows × 64 columns each
           tma_load_2d(b_tile(s) + j * C::b_box_bytes, b_map, &full[s], col0 + j * swizzle_halves, k0);
+        // LAB END
       }
     }
   } else {
@@ -141,7 +145,10 @@ __global__ void __launch_bounds__(Config<block_tile_m, block_tile_n, block_tile_
       // buffer back to the producer.
       wgmma_wait_group<1>();
       fence_registers(acc);
+      // LAB BEGIN: Give the previous slice's stage back to the producer: arrive on its empty barrier
+      // LAB: (every consumer thread; there is none before the first slice).
       if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % stages]);
+      // LAB END
     }
     wgmma_wait_group<0>();
     fence_registers(acc);

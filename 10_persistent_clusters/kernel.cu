@@ -164,6 +164,9 @@ __global__ void __launch_bounds__(threads, 1)
           mbarrier_arrive_expect_bytes(&full[s], stage_bytes);
           const int k0 = kt * block_tile_k;
           tma_load_2d(a_tile(s), a_map, &full[s], k0, int(origin.row));
+          // LAB BEGIN: Copy this block's share of the B slice, boxes rank·(b_boxes / cluster_size) onward: with a
+          // LAB: cluster by tma_load_2d_multicast to every block of it (mask), else by tma_load_2d.
+          // LAB: Until then full[s] never completes: the tests hang.
           // This block's share of the B slice; with a cluster, multicast to every block of it.
           constexpr int boxes_per_block = b_boxes / cluster_size;
 #pragma unroll
@@ -174,6 +177,7 @@ __global__ void __launch_bounds__(threads, 1)
             else
               tma_load_2d(b_tile(s) + j * b_box_bytes, b_map, &full[s], int(origin.col) + j * swizzle_halves, k0);
           }
+          // LAB END
         }
       }
     }
@@ -185,6 +189,8 @@ __global__ void __launch_bounds__(threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int s) {
+      // LAB BEGIN: Release stage s, from lane 0 of each consumer warp: on the empty barrier of every block of
+      // LAB: the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
       if (lane != 0) return;
       if constexpr (cluster_size > 1) {
 #pragma unroll
@@ -192,6 +198,7 @@ __global__ void __launch_bounds__(threads, 1)
       } else {
         mbarrier_arrive(&empty[s]);
       }
+      // LAB END
     };
     int slice = 0;
     float acc[128];

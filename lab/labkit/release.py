@@ -12,9 +12,9 @@ from . import markers
 from .steps import KERNEL, NOT_RELEASED, RELEASE_RECORD, repository_files
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
-# or branch headers without a statement. Everything else inside a region must not survive.
+# or branch headers without a statement (if constexpr too). Everything else inside a region must not survive.
 TRIVIAL_CODE = re.compile(r"^(|[{}()\[\];,]+|#\s*pragma\b.*|__sync\w*\(\);|else\s*\{?|\}\s*else\s*\{?"
-                          r"|(for|if|while)\s*\(.*\)\s*\{?)$")
+                          r"|(for|if(\s+constexpr)?|while)\s*\(.*\)\s*\{?)$")
 # A solution line is also a leak when it appears inside a longer line (an instruction quoting
 # it, a Markdown snippet) if it is at least this long: shorter code is too likely by chance.
 SUBSTRING_MINIMUM = 16

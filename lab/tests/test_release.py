@@ -145,9 +145,11 @@ class LeakTest(SmallTreeTest):
         self.assertEqual(len(release.Plan(self.source, ["01_alpha"], load_rubric()).leaks()), 1)
 
     def test_trivial_lines_are_not_leaks(self):
-        kernel = KERNEL_WITH_REGION.replace("  for (int i", "#pragma unroll\n  __syncthreads();\n  }\n  for (int i")
+        kernel = KERNEL_WITH_REGION.replace(
+            "  for (int i", "#pragma unroll\n  __syncthreads();\n  }\n  if constexpr (size > 1) {\n  for (int i")
         write_tree(self.source, {"01_alpha/kernel.cu": kernel,
-                                 "common/other.cu": "#pragma unroll\n__syncthreads();\n}\n"})
+                                 "common/other.cu": "#pragma unroll\n__syncthreads();\n}\nif constexpr (size > 1) {\n"
+                                                    "if constexpr (size > 1)\n"})
         self.assertEqual(release.Plan(self.source, ["01_alpha"], load_rubric()).leaks(), [])
 
     def test_check_command_reports_the_leak_and_fails(self):
