@@ -42,12 +42,17 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
     r.check = data.check(o.alpha, o.beta);
   }
 
-  // Time: the step, then cuBLAS the same way (into cuBLAS's own buffer, or C when unchecked).
+  // Time: the step and cuBLAS in alternation, one run of each per round (cuBLAS into its own buffer,
+  // or into C when unchecked), so that both see the same clocks.
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
-  r.ms = median_ms([&] { step.launch(problem, 0); }, o.warmup, o.iters);
   if (cublas) {
     const GemmProblem<Input> reference = o.check ? data.reference_problem(o.alpha, o.beta) : problem;
-    r.cublas_ms = median_ms([&] { cublas_gemm(cublas->get(), reference); }, o.warmup, o.iters);
+    const std::vector<double> ms = median_ms_interleaved(
+        {[&] { step.launch(problem, 0); }, [&] { cublas_gemm(cublas->get(), reference); }}, o.warmup, o.iters);
+    r.ms = ms[0];
+    r.cublas_ms = ms[1];
+  } else {
+    r.ms = median_ms([&] { step.launch(problem, 0); }, o.warmup, o.iters);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
