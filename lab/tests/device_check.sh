@@ -5,13 +5,14 @@
 #     lab/tests/device_check.sh [OUT]        (default OUT: /tmp/lab-device-check)
 #
 #   1. the reference graded against itself (every step with LAB regions): full marks;
-#   2. an unmodified release of every step: 0 correctness for each, and nothing crashes;
+#   2. an unmodified release of every step: 0 correctness for each, and nothing crashes (the 09/10
+#      skeletons wait on barriers no copy fills: the per-run timeout stops them);
 #   3. a planted bug (04 ignores beta), with an instructor case file: 04 loses exactly the cases
 #      with beta != 0, standard and instructor ones, and 02 beside it keeps full marks;
 #   4. a kernel that does not compile (03): 0 for 03 with the compiler's first error in the
 #      report, and 05 beside it keeps full marks.
 # The four gradings share one --work folder, so the reference is built once. Timing uses 1 round
-# of 10 iterations instead of the rubric's 2 of 20, to keep the whole under about 5 minutes.
+# of 10 iterations instead of the rubric's 2 of 20, which kept the whole to 519 s on an H200 (2026-11-21).
 # Prints one line per check and exits 0 when all hold, 1 when one does not, 77 without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -103,12 +104,20 @@ def full_marks(results, record, steps):
 
 
 def release_scores_nothing(results, record, steps):
+    # A skeleton computes wrong results; the Hopper skeletons (09, 10) instead wait forever on a
+    # barrier that no copy fills, which the grader's per-run timeout stops (and it then skips that
+    # step's remaining cases). A crash or a CUDA error is never acceptable.
     correctness = sum(t["score"] for t in results["tests"] if "correctness" in t["name"])
+    allowed = {s["step"]: {"fail", "timeout", "not run"} if s["step"][:2] in ("09", "10") else {"fail"}
+               for s in record["steps"]}
+    wrong = sorted({f"{s['step']}: {c['status']}" for s in record["steps"] for c in s["cases"]
+                    if c["status"] not in allowed[s["step"]]})
     statuses = sorted({c["status"] for s in record["steps"] for c in s["cases"]})
     compiled = all(s["compile"]["ok"] for s in record["steps"])
-    return (correctness == 0 and statuses == ["fail"] and compiled,
+    return (correctness == 0 and not wrong and compiled,
             f"correctness {correctness:g}, total {results['score']:g}; every step compiled: {compiled}; "
-            f"case results: {', '.join(statuses)} (wrong results; no crash, CUDA error or timeout)")
+            f"case results: {', '.join(statuses)} (wrong results; timeouts only where a Hopper skeleton waits"
+            f" on its barriers; no crash or CUDA error)" + (f"; unexpected: {', '.join(wrong)}" if wrong else ""))
 
 
 def bug_loses_its_cases(results, record, steps):
