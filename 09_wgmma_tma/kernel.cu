@@ -25,7 +25,9 @@
 // Shapes TMA cannot describe (K or N not a multiple of 8: row strides not 16-byte aligned) are handed
 // to step 08's kernel, which is correct for every shape.
 //
-// Measured: see README.md in this directory.
+// Measured on an H200 (CUDA 13.0, 2026-11-21), step and cuBLAS timed in alternation: 4096³ 0.196 ms,
+// 700 TFLOP/s, 94.9% of cuBLAS FP16; 8192³ 98.6–100.7% of cuBLAS (three processes). README.md: the
+// pipeline, the descriptors, the paths and all the figures.
 
 #include "hopper.cuh"
 #include "kernel_utils.cuh"

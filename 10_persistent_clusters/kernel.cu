@@ -21,7 +21,9 @@
 // like the step itself.
 // Shapes TMA cannot describe (K or N not a multiple of 8) are handed to step 08's kernel.
 //
-// Measured: see README.md in this directory.
+// Measured on an H200 (CUDA 13.0, 2026-11-21), step and cuBLAS timed in alternation: 4096³ 0.188 ms,
+// 731 TFLOP/s, 99.2% of cuBLAS FP16; 8192³ 100.3–102.3% of cuBLAS (three processes). README.md: each
+// technique's share, and the two profiling findings that shaped this kernel.
 
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
