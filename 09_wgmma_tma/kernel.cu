@@ -39,10 +39,6 @@ namespace {
 
 using namespace hopper;
 
-constexpr int warpgroup_threads = 128;
-constexpr int swizzle_bytes = 128;                              // the TMA/wgmma swizzle span
-constexpr int swizzle_halves = swizzle_bytes / sizeof(__half);  // 64 FP16 per swizzled row
-constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;       // one wgmma.m64n256k16
 
 template <int block_tile_m, int block_tile_n, int block_tile_k, int stages>
 struct Config {
@@ -167,14 +163,7 @@ constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
 
 void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
   using C = Config<block_tile_m, block_tile_n, block_tile_k, stages>;
-  const bool tma_path = tma_describable(p.a, p.k) && tma_describable(p.b, p.n) &&
-                        reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
-  if (!tma_path) {
-    const RegisteredStep* fallback = find_step(unaligned_fallback);
-    if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked in (add_worklog_step FALLBACK)");
-    fallback->fp16->launch(p, stream);
-    return;
-  }
+  if (launch_fallback_unless_tma(p, stream, unaligned_fallback, 8)) return;
   auto kernel = wgmma_tma_gemm<block_tile_m, block_tile_n, block_tile_k, stages>;
   static const bool configured = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::shared_bytes));
@@ -182,11 +171,8 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
   }();
   (void)configured;
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  kernel<<<tile_grid({p.m, p.n, p.k}, block_tile_m, block_tile_n), C::threads, C::shared_bytes, stream>>>(a_map, b_map,
+  const OperandMaps maps = operand_tensor_maps(p, block_tile_m, block_tile_k);
+  kernel<<<tile_grid({p.m, p.n, p.k}, block_tile_m, block_tile_n), C::threads, C::shared_bytes, stream>>>(maps.a, maps.b,
                                                                                                          p);
   WORKLOG_CHECK_LAUNCH();
 }

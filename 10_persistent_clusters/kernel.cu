@@ -35,10 +35,6 @@ namespace {
 
 using namespace hopper;
 
-constexpr int warpgroup_threads = 128;
-constexpr int swizzle_bytes = 128;                              // the TMA/wgmma swizzle span
-constexpr int swizzle_halves = swizzle_bytes / sizeof(__half);  // 64 FP16 per swizzled row
-constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;       // one wgmma.m64n256k16
 constexpr int block_tile_m = 128, block_tile_n = 256, block_tile_k = 64;
 constexpr int consumers = block_tile_m / wgmma_m;  // two consumer warpgroups, 64 rows each
 static_assert(block_tile_n == wgmma_n, "block_tile_n must be 256, the n of the wgmma used");
@@ -253,14 +249,7 @@ constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
 
 template <int cluster_size, bool staged_epilogue>
 void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int group_rows) {
-  const bool tma_path = tma_describable(p.a, p.k) && tma_describable(p.b, p.n) &&
-                        reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
-  if (!tma_path) {
-    const RegisteredStep* fallback = find_step(unaligned_fallback);
-    if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked in (add_worklog_step FALLBACK)");
-    fallback->fp16->launch(p, stream);
-    return;
-  }
+  if (launch_fallback_unless_tma(p, stream, unaligned_fallback, 16)) return;
   auto kernel = persistent_gemm<cluster_size, stages, staged_epilogue>;
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute cluster{};
@@ -286,14 +275,11 @@ void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int grou
   const long long tiles_m = ceil_div(p.m, block_tile_m), tiles_n = ceil_div(p.n, block_tile_n);
   const long long cluster_tiles = ceil_div(tiles_m, cluster_size) * tiles_n;
   config.gridDim = dim3(unsigned(std::min<long long>(resident_clusters, cluster_tiles) * cluster_size));
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const OperandMaps maps = operand_tensor_maps(p, block_tile_m, block_tile_k);
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
   const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
                                                c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, group_rows));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, maps.a, maps.b, c_map, p, group_rows));
   WORKLOG_CHECK_LAUNCH();
 }
 

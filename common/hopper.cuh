@@ -9,11 +9,18 @@
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace worklog::hopper {
+
+// The shapes every Hopper step here is built on.
+constexpr int warpgroup_threads = 128;                          // 4 warps issue one wgmma together
+constexpr int swizzle_bytes = 128;                              // the TMA/wgmma swizzle span
+constexpr int swizzle_halves = swizzle_bytes / sizeof(__half);  // 64 FP16 per swizzled row
+constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;       // one wgmma.m64n256k16
 
 // ---- Addresses ----------------------------------------------------------------------------------
 
