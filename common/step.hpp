@@ -3,7 +3,7 @@
 // scalars are FP32 in every step.
 //
 // A step registers itself at the end of its kernel.cu with one line,
-//     WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "what it adds", launch, 128, 128, 80});
+//     WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "what it adds", launch, 128, 128, 80})
 // and nothing else in the repository names it but its line in the top CMakeLists.txt: the step's
 // executable, the GPU tests and the worklog driver all find it through the registry below.
 #pragma once
