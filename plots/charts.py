@@ -187,10 +187,12 @@ def plot_measured_roofline(profile, path, peaks):
     l2_bandwidth = measured_l2_bandwidth(profile)
     if l2_bandwidth:
         memory_roofs.append((f"L2 {l2_bandwidth:.0f} GB/s (ncu peak)", l2_bandwidth, "--"))
-    fig, ax = plt.subplots(figsize=(9.5, 6))
+    fig, ax = plt.subplots(figsize=(9.5, 7))
     # The roofs are named in the legend, not on the chart: measured DRAM intensities are high (the
     # caches serve most operand reads), so the points crowd the right end, where the ceilings end.
-    draw_roofs(ax, peaks, [x for p in points for x in p[2:4] if x], [p[4] for p in points], memory_roofs,
+    intensities = [x for p in points for x in p[2:4] if x]
+    # Twice the usual room right of the rightmost point: the names go right of the points.
+    draw_roofs(ax, peaks, intensities + [max(intensities) * 2], [p[4] for p in points], memory_roofs,
                labels_on_lines=False)
     for label, precision, dram, l2, tflops in points:
         color = COLORS.get(precision, "gray")
@@ -200,11 +202,12 @@ def plot_measured_roofline(profile, path, peaks):
             ax.plot(l2, tflops, "o", color=color, mfc="white")
         if dram:
             ax.plot(dram, tflops, "o", color=color)
-        # The name above the middle of the segment (on a log axis: the geometric mean), where no
-        # roof or other step is: the points themselves crowd the right of the chart.
-        middle = math.sqrt(dram * l2) if dram and l2 else dram or l2
-        ax.annotate(label, (middle, tflops), xytext=(0, 3), textcoords="offset points", ha="center",
-                    va="bottom", fontsize=9, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+    # Each name right of its step's rightmost point, where no roof is (the ceilings end at the
+    # ridge points, left of most steps); steps of nearly the same speed and intensity (09, 10 and
+    # cuBLAS FP16) have their names stacked apart, on thin lines back to their points, as in the
+    # modeled roofline.
+    _label_points(fig, ax, [((max(x for x in (dram, l2) if x), tflops), label)
+                            for label, _, dram, l2, tflops in points], offset=10)
     roofs, _ = ax.get_legend_handles_labels()
     ax.legend(handles=roofs + [Line2D([], [], ls="", marker="o", color="black", label="FLOP per DRAM byte"),
                                Line2D([], [], ls="", marker="o", color="black", mfc="white",
@@ -218,21 +221,21 @@ def plot_measured_roofline(profile, path, peaks):
     _save(fig, path)
 
 
-def _label_points(fig, ax, points):
-    """Name each point, just right of it. Steps of about the same intensity and speed (a kernel
-    and its variant on the same tiles) would put their names on top of each other: those names
-    move apart, up and down, on a thin line back to their point."""
+def _label_points(fig, ax, points, offset=6):
+    """Name each point, just right of it (offset points away). Steps of about the same intensity
+    and speed (a kernel and its variant on the same tiles) would put their names on top of each
+    other: those names move apart, up and down, on a thin line back to their point."""
     def label(xy, text, offset, **line):
         return ax.annotate(text, xy, xytext=offset, textcoords="offset points", va="center", fontsize=9,
                            bbox=dict(facecolor="white", edgecolor="none", alpha=0.9, pad=1), **line)
 
-    drafts = [label(xy, text, (6, 0)) for xy, text in points]
+    drafts = [label(xy, text, (offset, 0)) for xy, text in points]
     fig.canvas.draw()  # where each name lands on the page is known once drawn
     shifts = spread_label_shifts([tuple(d.get_window_extent().extents) for d in drafts], gap=2)
     for draft, (xy, text), shift in zip(drafts, points, shifts):
         if abs(shift) > 0.5:
             draft.remove()
-            label(xy, text, (6, shift * 72 / fig.dpi),  # pixels to points
+            label(xy, text, (offset, shift * 72 / fig.dpi),  # pixels to points
                   arrowprops=dict(arrowstyle="-", color="gray", lw=0.6, shrinkA=0, shrinkB=3))
 
 
