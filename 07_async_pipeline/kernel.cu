@@ -16,9 +16,10 @@
 //   - The epilogue goes through shared memory (the pipeline's buffers, reused), so that each warp
 //     writes whole rows of C.
 //
-// Why it helps: traffic from global memory (L2) falls from one fetch per 64 × 64 warp tile to one
-// per 128 × 128 block tile, 32 → 64 FLOP/byte; the shared-memory reads that replace it are cheap
-// (on-chip) and conflict-free. Above all, the copies no longer stall the warps: in 06 a warp waited
+// Why it helps: the block requests each tile once instead of once per warp tile (32 → 64 FLOP per
+// requested byte; 06's L1 had served half of its repeats, so the L2 bytes do not fall, README.md),
+// and the shared-memory reads that replace the repeats are on-chip and nearly conflict-free.
+// Above all, the copies no longer stall the warps: in 06 a warp waited
 // for its loads before each slice's products; here the data for a slice was requested stages − 1
 // slices earlier, so the latency of global memory (hundreds of cycles) hides behind the tensor-core
 // work. With 74 KiB of shared memory and 240 registers per thread, two blocks share an SM, so one
