@@ -12,7 +12,7 @@
 //     of A and B, which L2 then serves.
 //   - Clusters of 2 blocks on vertically adjacent tiles, which need the same 64 × 256 slice of B for
 //     every K step: each block copies half of that slice with TMA *multicast*, delivered into both
-//     blocks' shared memory, and its own 128 × 64 slice of A. B's traffic from L2 halves. A stage of
+//     blocks' shared memory, and its own 128 × 64 slice of A: each block requests half of B. A stage of
 //     a block can now only be refilled when the consumers of *both* blocks are done with it (the
 //     peer's copy writes into it too), so each consumer warp releases a stage on the "empty" barrier
 //     of every block of the cluster.
