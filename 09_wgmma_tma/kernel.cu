@@ -126,18 +126,9 @@ __global__ void __launch_bounds__(Config<block_tile_m, block_tile_n, block_tile_
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % stages, use = kt / stages;
       mbarrier_wait(&full[s], use & 1);
-      wgmma_fence();
-      fence_registers(acc);
-#pragma unroll
-      for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
-        // A: this consumer's 64 rows (64 · 128 bytes further), k-step kk 32 bytes into each row.
-        const std::uint64_t a_desc =
-            matrix_descriptor(a_tile(s) + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, 1024);
-        // B: k-step kk starts 16 rows of 128 bytes further; the four 64-column boxes lie
-        // b_box_bytes apart (the leading-dimension offset).
-        const std::uint64_t b_desc = matrix_descriptor(b_tile(s) + kk * wgmma_k * swizzle_bytes, C::b_box_bytes, 1024);
-        wgmma_m64n256k16(acc, a_desc, b_desc);
-      }
+      // block_tile_k / 16 products of this stage, A and B read by descriptors (hopper.cuh; README.md:
+      // the descriptor fields).
+      wgmma_stage<block_tile_k>(acc, a_tile(s), b_tile(s), consumer, C::b_box_bytes);
       wgmma_commit_group();
       // Keep this slice's products running; wait only for the previous slice's, then give its
       // buffer back to the producer.

@@ -207,15 +207,7 @@ __global__ void __launch_bounds__(threads, 1)
       for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
         const int s = slice % stages, use = slice / stages;
         mbarrier_wait(&full[s], use & 1);
-        wgmma_fence();
-        fence_registers(acc);
-#pragma unroll
-        for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
-          const std::uint64_t a_desc =
-              matrix_descriptor(a_tile(s) + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, 1024);
-          const std::uint64_t b_desc = matrix_descriptor(b_tile(s) + kk * wgmma_k * swizzle_bytes, b_box_bytes, 1024);
-          wgmma_m64n256k16(acc, a_desc, b_desc);
-        }
+        wgmma_stage<block_tile_k>(acc, a_tile(s), b_tile(s), consumer, b_box_bytes);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);

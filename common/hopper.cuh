@@ -233,6 +233,28 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 #undef WORKLOG_D8
 }
 
+// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64n256k16,
+// each this warpgroup's 64 rows of the A tile (K-major, 128-byte swizzled rows of 64 k) times 16 rows
+// of the B tile (MN-major: 64-column boxes of 128-byte rows, `b_box_bytes` apart), into acc. The
+// caller commits the group and waits for it.
+template <int block_tile_k>
+__device__ __forceinline__ void wgmma_stage(float (&acc)[128], const unsigned char* a_tile,
+                                            const unsigned char* b_tile, int consumer, int b_box_bytes) {
+  wgmma_fence();
+  fence_registers(acc);
+#pragma unroll
+  for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
+    // A: this consumer's 64 rows (64 · 128 bytes further), k-step kk 32 bytes into each row; the
+    // leading offset is unused with this swizzle, the stride is one 8-row atom (1024 bytes).
+    const std::uint64_t a_desc =
+        matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, 1024);
+    // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
+    // 64-column box to the next, the stride one atom of 8 k-rows (1024 bytes).
+    const std::uint64_t b_desc = matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, 1024);
+    wgmma_m64n256k16(acc, a_desc, b_desc);
+  }
+}
+
 // Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
 // (row0, col0), only inside C (beta == 0: C is not read). Needs N a multiple of 2 and C 8-byte
 // aligned (the TMA path guarantees both).
