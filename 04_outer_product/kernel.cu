@@ -15,7 +15,7 @@
 // 128 × 128 block tile halves global traffic again: A is read N/128 times and B M/128 times, an
 // arithmetic intensity of 128/4 = 32 FLOP/byte against global memory.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 3.58 ms, 38.4 TFLOP/s, 75.1% of cuBLAS SGEMM (1.90× step 03).
+// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 3.58 ms, 38.4 TFLOP/s, 75.2% of cuBLAS SGEMM (1.90× step 03).
 // Details and the arithmetic: README.md in this directory.
 
 #include <cstdint>

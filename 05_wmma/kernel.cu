@@ -12,7 +12,7 @@
 // schedulers mostly waiting on those loads. Step 06 gives each warp several accumulators that
 // share fragments.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 5.12 ms, 26.8 TFLOP/s, 3.6% of cuBLAS in FP16 (8192³: 27.5 TFLOP/s).
+// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 5.09 ms, 27.0 TFLOP/s, 3.7% of cuBLAS in FP16 (8192³: 27.7 TFLOP/s).
 // Details and the arithmetic: README.md in this directory.
 
 #include "step.hpp"

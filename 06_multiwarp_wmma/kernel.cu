@@ -16,8 +16,8 @@
 // of the block, asynchronous copies that overlap loads with math, and on Hopper the warpgroup
 // instructions (wgmma) that feed the tensor cores from shared memory directly.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 1.30 ms, 105.6 TFLOP/s, 14.2% of cuBLAS in
-// FP16; at 8192³: 107.1 TFLOP/s, 3.9× step 05.
+// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 1.29 ms, 106.3 TFLOP/s, 14.4% of cuBLAS in
+// FP16; at 8192³: 107.4 TFLOP/s, 3.9× step 05.
 // Details and the arithmetic: README.md in this directory.
 
 #include "step.hpp"
