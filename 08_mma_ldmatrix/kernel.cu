@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
   constexpr int fragments_n = warp_tile_n / mma_n;  // B fragments (8 columns each) per warp tile
   constexpr int k_steps = block_tile_k / mma_k;     // mma k-steps per slice
   extern __shared__ __align__(128) unsigned char shared[];
-  const unsigned shared_base = async_copy::shared_address(shared);
+  const unsigned shared_base = shared_address(shared);
 
   const TileOrigin block = grouped_block_tile_origin(p.m, p.n, block_tile_m, block_tile_n, group_rows);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
 #endif
 }
 
-// The configuration, measured on an H100 (README.md: K slices of 64 against 32, 4 stages against 3).
+// The configuration, measured (README.md: K slices of 64 against 32, 4 stages against 3).
 // 128 × 256 tile of C per block, 8 warps in 2 × 4, each a 64 × 64 warp tile (4 × 8 accumulators
 // of 16 × 8: 128 floats per thread, plus two fragment sets of 32 registers); K in slices of 64;
 // 4 pipeline buffers of (128 × 64 + 64 × 256) halves = 48 KiB each: 192 KiB of shared memory.

@@ -242,7 +242,7 @@ constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
 template <int cluster_size, bool staged_epilogue>
 void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int group_rows) {
   if (launch_fallback_unless_tma(p, stream, unaligned_fallback, 16)) return;
-  auto kernel = persistent_gemm<cluster_size, stages, staged_epilogue>;
+  constexpr auto kernel = persistent_gemm<cluster_size, stages, staged_epilogue>;
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -257,7 +257,7 @@ void launch_schedule(const GemmProblem<__half>& p, cudaStream_t stream, int grou
   // As many clusters as can be resident at once (read from the device: SM count, and how clusters
   // fit into its GPCs), but no more than there are cluster tiles.
   static const int resident_clusters = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes<stages>));
+    allow_dynamic_shared_memory<kernel>(shared_bytes<stages>);
     config.gridDim = dim3(cluster_size);
     int count = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));

@@ -15,10 +15,9 @@
 
 #include <cstdint>
 
-namespace worklog::async_copy {
+#include "kernel_utils.cuh"  // shared_address
 
-// The 32-bit shared-state-space address that PTX's .shared instructions take.
-__device__ __forceinline__ unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+namespace worklog::async_copy {
 
 // Starts a copy of 16 bytes from global `src` to shared `dst`, both 16-byte aligned. With `valid`
 // false the copy reads nothing and writes 16 zero bytes: that is the src-size operand, the number of

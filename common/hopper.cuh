@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernel_utils.cuh"  // shared_address
+
 namespace worklog::hopper {
 
 // The shapes every Hopper step here is built on.
@@ -21,13 +23,6 @@ constexpr int warpgroup_threads = 128;                          // 4 warps issue
 constexpr int swizzle_bytes = 128;                              // the TMA/wgmma swizzle span
 constexpr int swizzle_halves = swizzle_bytes / sizeof(__half);  // 64 FP16 per swizzled row
 constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;       // one wgmma.m64n256k16
-
-// ---- Addresses ----------------------------------------------------------------------------------
-
-// The 32-bit shared-memory address that PTX's shared-memory operands take.
-__device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
-}
 
 // ---- Clusters -----------------------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
-// Small device-side pieces that every step uses the same way: where a block's tile of C starts,
-// and the alpha/beta epilogue.
+// Small pieces that the steps use the same way: shared-memory addresses for PTX, where a block's
+// tile of C starts, the alpha/beta epilogue, and launching over the tiles.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,11 @@
 #include "gemm_math.hpp"
 
 namespace worklog {
+
+// The 32-bit shared-memory address that PTX's shared-memory operands take.
+__device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
+}
 
 // Blocks are numbered along a 1-D grid, row of tiles after row of tiles. A 2-D grid would be more
 // direct, but its y extent stops at 65535 blocks, and a tall matrix (M = 10^6, N = 1) needs more;
