@@ -6,20 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.hpp"  // ExitCode, documented in README.md and --help
 #include "gemm_math.hpp"
 
 namespace worklog {
-
-// Documented in README.md and in --help; the tests check them.
-enum ExitCode : int {
-  exit_ok = 0,
-  exit_check_failed = 1,     // the step's C differs from the reference beyond the error bound
-  exit_bad_argument = 2,     // malformed command line, unknown --device, unwritable --csv
-  exit_does_not_fit = 3,     // the matrices need more device memory than is free
-  exit_unsupported_gpu = 4,  // the GPU lacks what the step needs (tensor cores for 05/06)
-  exit_cuda_error = 5,       // a CUDA or cuBLAS call failed at run time
-  exit_no_device = 77,       // no CUDA device (77 is what CTest is told means "skipped")
-};
 
 // What C holds before the product: random values, or NaN everywhere (with beta = 0 a correct
 // kernel never reads C, so no NaN may reach the result).
