@@ -269,12 +269,13 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           const int s = slice % stages, use = slice / stages;
           // First use: parity 1 counts as complete.
           mbarrier_wait(&empty[s], (use & 1) ^ 1, s, {step_name, "producer", "empty", never_released});
-          mbarrier_arrive_expect_bytes(&full[s], L::stage_bytes);
           const int k0 = kt * block_tile_k;
+          // LAB BEGIN: Arm full[s] for the whole stage (every byte lands here, the peer's multicast included), copy
+          // LAB: this block's A box at (k0, origin.row), then its share of the B slice, boxes rank·(b_boxes /
+          // LAB: cluster_size) onward: with a cluster by tma_load_2d_multicast to every block of it (mask), else by
+          // LAB: tma_load_2d. Until then full[s] never completes, and the watchdog stops the consumers.
+          mbarrier_arrive_expect_bytes(&full[s], L::stage_bytes);
           tma_load_2d(a_tile(s), a_map, &full[s], k0, int(origin.row));
-          // LAB BEGIN: Copy this block's share of the B slice, boxes rank·(b_boxes / cluster_size) onward: with a
-          // LAB: cluster by tma_load_2d_multicast to every block of it (mask), else by tma_load_2d.
-          // LAB: Until then full[s] never completes, and the watchdog stops the consumers.
           // This block's share of the B slice; with a cluster, multicast to every block of it.
           constexpr int boxes_per_block = L::b_boxes / cluster_size;
 #pragma unroll

@@ -31,7 +31,7 @@ struct WaitSite {
 // One report per launch: the first thread whose wait expires prints, every one of them traps.
 static __device__ int watchdog_reported = 0;
 
-__device__ __noinline__ void watchdog_expired(const WaitSite& site, int stage, std::uint32_t parity) {
+static __device__ __noinline__ void watchdog_expired(const WaitSite& site, int stage, std::uint32_t parity) {
   if (atomicExch(&watchdog_reported, 1) == 0)
     printf("%s: watchdog: a %s thread (block %d, thread %d) waited over %llu ms on %s[%d] for its phase of parity %u: "
            "%s\n",
