@@ -146,11 +146,15 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[128], cons
 // ---- The kernel -----------------------------------------------------------------------------------
 
 // What the watchdog says when a wait never ends (watchdog.cuh).
-__device__ const char step_name[] = "09_wgmma_tma";
-__device__ const char no_copy_arrived[] =
-    "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its TMA boxes issued?";
-__device__ const char never_released[] =
-    "the stage was never released: does every consumer thread arrive on empty[s], as its count at init says?";
+struct FullWait {
+  static constexpr WaitSite site{"09_wgmma_tma", "consumer", "full",
+                                "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
+                                "TMA boxes issued?"};
+};
+struct EmptyWait {
+  static constexpr WaitSite site{"09_wgmma_tma", "producer", "empty",
+                                "the stage was never released: does every consumer thread arrive on empty[s], as its count at init says?"};
+};
 
 template <class Config>
 __global__ void __launch_bounds__(Layout<Config>::threads, 1)
@@ -192,7 +196,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         const int s = kt % stages, use = kt / stages;
         // Wait until the consumers have released this buffer. For its first use the wait is for
         // the phase "before" the first (parity 1), which counts as complete: no wait.
-        mbarrier_wait(&empty[s], (use & 1) ^ 1, s, {step_name, "producer", "empty", never_released});
+        mbarrier_wait<EmptyWait>(&empty[s], (use & 1) ^ 1, s);
         const int k0 = kt * block_tile_k;
         // LAB BEGIN: Arm full[s] for the stage's bytes (mbarrier_arrive_expect_bytes), then start its TMA copies
         // LAB: (tma_load_2d, completing on full[s]): A's box at (k0, row0), and B's 64-column boxes b_box_bytes apart.
@@ -215,7 +219,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % stages, use = kt / stages;
-      mbarrier_wait(&full[s], use & 1, s, {step_name, "consumer", "full", no_copy_arrived});
+      mbarrier_wait<FullWait>(&full[s], use & 1, s);
       multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(s), b_tile(s), consumer);
       wgmma_commit_group();
       // Keep this slice's products running; wait only for the previous slice's, then give its
@@ -255,6 +259,7 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
     return fallback->fp16->launch(p, stream);
   }
   constexpr auto kernel = wgmma_tma_gemm<Variant>;
+  arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
   const CUtensorMap a_map =
@@ -277,6 +282,7 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
 void launch_one_consumer_short(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Config>;
   constexpr auto kernel = wgmma_tma_gemm<Config>;
+  arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);
   const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
                                                swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);

@@ -202,12 +202,16 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128
 // ---- The kernel -----------------------------------------------------------------------------------
 
 // What the watchdog says when a wait never ends (watchdog.cuh).
-__device__ const char step_name[] = "10_persistent_clusters";
-__device__ const char no_copy_arrived[] =
-    "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its TMA boxes issued?";
-__device__ const char never_released[] =
-    "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s], on every "
-    "block's barrier, as its count at init says?";
+struct FullWait {
+  static constexpr WaitSite site{"10_persistent_clusters", "consumer", "full",
+                                "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
+                                "TMA boxes issued?"};
+};
+struct EmptyWait {
+  static constexpr WaitSite site{"10_persistent_clusters", "producer", "empty",
+                                "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
+                                "every block, as its count at init says?"};
+};
 
 template <class Config>
 __global__ void __launch_bounds__(Layout<Config>::threads, 1)
@@ -268,7 +272,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
           const int s = slice % stages, use = slice / stages;
           // First use: parity 1 counts as complete.
-          mbarrier_wait(&empty[s], (use & 1) ^ 1, s, {step_name, "producer", "empty", never_released});
+          mbarrier_wait<EmptyWait>(&empty[s], (use & 1) ^ 1, s);
           const int k0 = kt * block_tile_k;
           // LAB BEGIN: Arm full[s] for the whole stage (every byte lands here, the peer's multicast included), copy
           // LAB: this block's A box at (k0, origin.row), then its share of the B slice, boxes rank·(b_boxes /
@@ -317,7 +321,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
       for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
         const int s = slice % stages, use = slice / stages;
-        mbarrier_wait(&full[s], use & 1, s, {step_name, "consumer", "full", no_copy_arrived});
+        mbarrier_wait<FullWait>(&full[s], use & 1, s);
         multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(s), b_tile(s), consumer);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
@@ -366,6 +370,7 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
     return fallback->fp16->launch(p, stream);
   }
   constexpr auto kernel = persistent_gemm<Variant>;
+  arm_watchdog();
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;

@@ -16,6 +16,7 @@
 #include "precision_traits.hpp"
 #include "profile_run.hpp"
 #include "report.hpp"
+#include "watchdog.hpp"
 
 namespace worklog {
 
@@ -92,6 +93,8 @@ int run_step(const Options& o, const Step<Input>& step) {
   } catch (const CudaError& e) {
     // A binary built for other GPUs has no kernel for this one: that is an unsupported GPU.
     const bool no_image = e.code == cudaErrorNoKernelImageForDevice || e.code == cudaErrorUnsupportedPtxVersion;
+    // A kernel whose barrier wait never ended left its watchdog's line (watchdog.cuh): say it first.
+    if (const auto watchdog = watchdog_message()) std::fprintf(stderr, "%s\n", watchdog->c_str());
     code = error(no_image ? exit_unsupported_gpu : exit_cuda_error,
                  e.what() + std::string(no_image ? " (rebuild for this GPU: CMAKE_CUDA_ARCHITECTURES)" : ""));
   } catch (const std::exception& e) {

@@ -1,24 +1,30 @@
 // Bounded waits, so that no kernel of the worklog can hang. A wait on an mbarrier ends when the
 // phase completes; a mistake in the barrier protocol (a copy never issued, bytes never announced, a
 // stage released on the wrong barrier, a wrong phase) would make it wait forever, and a test with
-// it. Here every wait gives up after `watchdog_ns` of the GPU's global timer, far beyond any
-// legitimate wait (a stage takes microseconds): one thread prints one line that names the step,
-// the barrier, the stage, the phase and what usually causes it, then traps. The launch then fails
-// with a CUDA error, and the step exits with exit_cuda_error (5).
+// it. Here every wait gives up after watchdog_cycles (about a second at the clock the GPU runs
+// kernels at, far beyond any legitimate wait: a stage takes microseconds). The first thread to give
+// up writes one line into the watchdog's mailbox (watchdog.hpp) naming the step, the waiting role,
+// the barrier, the stage, the phase and what usually causes it, then every waiting thread traps.
+// The launch fails with a CUDA error, the harness prints the line on stderr, and the step exits
+// with exit_cuda_error (5).
 //
-// The watchdog costs nothing on the way through: the timer is read only once a first try_wait has
-// found the phase incomplete, and the reporting code is out of line.
+// On the way through the watchdog costs next to nothing: the cycle counter is read only once a
+// first try_wait has found the phase incomplete, and the reporting code is out of line.
+//
+// A step names each of its waits with a type (a "site") whose static constexpr member `site` says
+// what the wait is for, and calls arm_watchdog() before its first launch.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 
-#include "hopper.cuh"  // mbarrier_try_wait, global_timer_ns
+#include "cuda_check.hpp"
+#include "hopper.cuh"  // mbarrier_try_wait
+#include "watchdog.hpp"
 
 namespace worklog {
 
 // A wait that legitimately takes longer than this does not exist in the worklog.
-inline constexpr std::uint64_t watchdog_ns = 1'000'000'000;  // 1 s
+inline constexpr long long watchdog_cycles = 2'000'000'000;  // about 1 s at 2 GHz
 
 // What a wait is for, said when it never ends.
 struct WaitSite {
@@ -28,26 +34,79 @@ struct WaitSite {
   const char* hint;     // what usually causes this wait never to end
 };
 
-// One report per launch: the first thread whose wait expires prints, every one of them traps.
-static __device__ int watchdog_reported = 0;
+// This file's copy of the mailbox's device address (each kernel file has its own: arm_watchdog()).
+static __device__ WatchdogMailbox* watchdog_mailbox = nullptr;
 
-static __device__ __noinline__ void watchdog_expired(const WaitSite& site, int stage, std::uint32_t parity) {
-  if (atomicExch(&watchdog_reported, 1) == 0)
-    printf("%s: watchdog: a %s thread (block %d, thread %d) waited over %llu ms on %s[%d] for its phase of parity %u: "
-           "%s\n",
-           site.step, site.waiter, int(blockIdx.x), int(threadIdx.x),
-           (unsigned long long)(watchdog_ns / 1000000), site.barrier, stage, parity, site.hint);
+// Host: points this file's kernels at the process's mailbox, once.
+[[maybe_unused]] static void arm_watchdog() {
+  static const bool armed = [] {
+    WatchdogMailbox* address = watchdog_mailbox_device_address();
+    CUDA_CHECK(cudaMemcpyToSymbol(watchdog_mailbox, &address, sizeof address));
+    return true;
+  }();
+  (void)armed;
+}
+
+// Appends `text`, or the decimal digits of `value`, to the mailbox's message at `*length`.
+__device__ __forceinline__ void watchdog_append(WatchdogMailbox* box, int* length, const char* text) {
+  while (*text && *length < int(sizeof box->message) - 1) box->message[(*length)++] = *text++;
+}
+__device__ __forceinline__ void watchdog_append(WatchdogMailbox* box, int* length, long long value) {
+  char digits[20];
+  int count = 0;
+  const bool negative = value < 0;
+  unsigned long long magnitude = negative ? 0ull - (unsigned long long)value : (unsigned long long)value;
+  do {
+    digits[count++] = char('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude);
+  if (negative) watchdog_append(box, length, "-");
+  while (count && *length < int(sizeof box->message) - 1) box->message[(*length)++] = digits[--count];
+}
+
+template <class Site>
+__device__ __noinline__ void watchdog_expired(int stage, std::uint32_t parity) {
+  WatchdogMailbox* box = watchdog_mailbox;
+  if (box && atomicExch_system(&box->claimed, 1) == 0) {
+    constexpr WaitSite site = Site::site;
+    int length = 0;
+    watchdog_append(box, &length, site.step);
+    watchdog_append(box, &length, ": watchdog: a ");
+    watchdog_append(box, &length, site.waiter);
+    watchdog_append(box, &length, " thread (block ");
+    watchdog_append(box, &length, (long long)blockIdx.x);
+    watchdog_append(box, &length, ", thread ");
+    watchdog_append(box, &length, (long long)threadIdx.x);
+    watchdog_append(box, &length, ") waited over ");
+    watchdog_append(box, &length, watchdog_cycles);
+    watchdog_append(box, &length, " cycles on ");
+    watchdog_append(box, &length, site.barrier);
+    watchdog_append(box, &length, "[");
+    watchdog_append(box, &length, (long long)stage);
+    watchdog_append(box, &length, "] for its phase of parity ");
+    watchdog_append(box, &length, (long long)parity);
+    watchdog_append(box, &length, ": ");
+    watchdog_append(box, &length, site.hint);
+    box->message[length] = '\0';
+    __threadfence_system();
+    atomicExch_system(&box->ready, 1);
+  } else if (box) {
+    // Another thread reports: trapping now could end the kernel before its message is written.
+    const long long start = clock64();
+    while (atomicAdd_system(&box->ready, 0) == 0 && clock64() - start < watchdog_cycles) {
+    }
+  }
   __trap();
 }
 
 // Waits until the phase of parity `parity` of stage `stage`'s barrier has completed, or reports
-// and traps after watchdog_ns.
-__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint32_t parity, int stage,
-                                              const WaitSite& site) {
+// (as Site) and traps after watchdog_cycles.
+template <class Site>
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint32_t parity, int stage) {
   if (hopper::mbarrier_try_wait(barrier, parity)) return;
-  const std::uint64_t start = hopper::global_timer_ns();
+  const long long start = clock64();
   while (!hopper::mbarrier_try_wait(barrier, parity))
-    if (hopper::global_timer_ns() - start > watchdog_ns) watchdog_expired(site, stage, parity);
+    if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(stage, parity);
 }
 
 }  // namespace worklog
