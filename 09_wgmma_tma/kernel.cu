@@ -273,27 +273,6 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   WORKLOG_CHECK_LAUNCH();
 }
 
-#ifdef WORKLOG_BROKEN_VARIANTS
-// For the watchdog's test alone (common/tests/CMakeLists.txt builds this file a second time with
-// WORKLOG_BROKEN_VARIANTS, into 09_wgmma_tma_broken; the step's executable never has it): the kernel launched with one
-// consumer warpgroup too few. The empty barriers count arrivals from two consumer warpgroups, one
-// never arrives, so after `stages` slices the producer waits for a phase that never completes: the
-// watchdog must stop it with its message instead of letting the launch hang.
-void launch_one_consumer_short(const GemmProblem<__half>& p, cudaStream_t stream) {
-  using L = Layout<Config>;
-  constexpr auto kernel = wgmma_tma_gemm<Config>;
-  arm_watchdog();
-  allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  kernel<<<tile_grid({p.m, p.n, p.k}, L::block_tile_m, L::block_tile_n), L::threads - warpgroup_threads,
-           L::shared_bytes, stream>>>(a_map, b_map, p);
-  WORKLOG_CHECK_LAUNCH();
-}
-#endif
-
 }  // namespace
 
 // One fetch of A and B from global memory serves a 128 × 256 tile of C. wgmma and setmaxnreg exist
@@ -302,11 +281,5 @@ WORKLOG_REGISTER_STEP(Step<__half>{"09_wgmma_tma", launch_config<Config>}
                           .adds("TMA tiles, warpgroup MMA, warp specialization")
                           .reuses_tile(Config::block_tile_m, Config::block_tile_n)
                           .needs_compute_capability(90, 90))
-#ifdef WORKLOG_BROKEN_VARIANTS
-WORKLOG_REGISTER_STEP(Step<__half>{"09_wgmma_tma_broken", launch_one_consumer_short}
-                          .adds("step 09 launched one consumer warpgroup short, on purpose: the watchdog's test")
-                          .reuses_tile(Config::block_tile_m, Config::block_tile_n)
-                          .needs_compute_capability(90, 90))
-#endif
 
 }  // namespace worklog
