@@ -85,12 +85,15 @@ float element_at(const float* device_array, std::size_t index) {
 }  // namespace
 
 template <class Input>
-GemmData<Input>::GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, bool with_reference)
+GemmData<Input>::GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, bool with_reference,
+                          std::size_t workspace_bytes)
     : shape_(shape),
       a_(std::size_t(shape.m) * shape.k),
       b_(std::size_t(shape.k) * shape.n),
       c_initial_(std::size_t(shape.m) * shape.n),
-      c_(std::size_t(shape.m) * shape.n) {
+      c_(std::size_t(shape.m) * shape.n),
+      workspace_(workspace_bytes ? DeviceBuffer<unsigned char>(workspace_bytes) : DeviceBuffer<unsigned char>()) {
+  if (workspace_bytes) CUDA_CHECK(cudaMemset(workspace_.data(), 0, workspace_bytes));
   if (with_reference) {
     c_reference_ = DeviceBuffer<float>(c_.size());
     bound_ = DeviceBuffer<float>(c_.size());
@@ -109,7 +112,7 @@ GemmData<Input>::GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, b
 
 template <class Input>
 GemmProblem<Input> GemmData<Input>::problem(float alpha, float beta) const {
-  return {shape_.m, shape_.n, shape_.k, alpha, beta, a_.data(), b_.data(), c_.data()};
+  return {shape_.m, shape_.n, shape_.k, alpha, beta, a_.data(), b_.data(), c_.data(), workspace_.data(), workspace_.size()};
 }
 
 template <class Input>

@@ -26,11 +26,12 @@ struct CheckResult {
 
 // Seeded random A and B, the initial C (random, or NaN to prove that beta == 0 does not read it),
 // the step's output C, and with the reference on, cuBLAS's result and the bound matrix |A|·|B|
-// from which each element's tolerance follows.
+// from which each element's tolerance follows. With workspace_bytes > 0, also the step's workspace
+// (Step::needs_workspace), zeroed once here and handed to the step in every problem().
 template <class Input>
 class GemmData {
  public:
-  GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, bool with_reference);
+  GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, bool with_reference, std::size_t workspace_bytes = 0);
   Shape shape() const { return shape_; }
   // The problem a step solves: C = alpha·A·B + beta·C on output(), which reset_output() sets to
   // the initial C.
@@ -54,6 +55,7 @@ class GemmData {
   Shape shape_;
   DeviceBuffer<Input> a_, b_;
   DeviceBuffer<float> c_initial_, c_, c_reference_, bound_;
+  DeviceBuffer<unsigned char> workspace_;
 };
 
 }  // namespace worklog

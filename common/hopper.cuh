@@ -112,6 +112,26 @@ __device__ __forceinline__ std::uint64_t global_timer_ns() {
   return ns;
 }
 
+// ---- Flags in global memory, between blocks ----------------------------------------------------
+// A block publishes data to other blocks of the same launch by writing it, then storing a flag with
+// release semantics; a reader loads the flag with acquire semantics until it holds the expected
+// value, and then reads the data (bypassing L1, which is not coherent between SMs: __ldcg). Both
+// at GPU scope: the blocks may run on any SMs.
+
+// Stores `value` to `flag`, after every memory access of this thread that precedes it (and, through
+// a barrier before it, of the threads that synchronized with this one) is visible at GPU scope.
+__device__ __forceinline__ void store_release_gpu(unsigned* flag, unsigned value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+// Loads `flag`; the accesses of this thread that follow it see everything the releasing thread
+// published with the value read.
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* flag) {
+  unsigned value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // ---- Tensor memory accelerator ------------------------------------------------------------------
 
 // Copies the box of `map` whose first element is at (inner, outer) (inner: the contiguous

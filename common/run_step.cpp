@@ -28,7 +28,7 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
 
-  GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check);
+  GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape));
   std::optional<CublasHandle> cublas;
   if (o.cublas) cublas.emplace();
   Measurement r{};

@@ -8,6 +8,9 @@
 //                               .reuses_tile(block_tile_m, block_tile_n)
 //                               .needs_compute_capability(80)
 //                               .variant("stages2", "2 pipeline stages", launch_stages2))
+// A step that needs scratch memory in device memory (11's partial tiles and flags) says how much
+// for a shape with .needs_workspace(bytes_for_shape); the harness allocates it once per shape,
+// zeroed, outside the timed region, and hands it to every launch in GemmProblem::workspace.
 // and nothing else in the repository names it but its line in the top CMakeLists.txt: the step's
 // executable, the GPU tests and the worklog driver all find it through the registry below.
 #pragma once
@@ -15,10 +18,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "gemm_math.hpp"  // Shape
 
 namespace worklog {
 
@@ -31,10 +37,17 @@ struct GemmProblem {
   const Input* a;
   const Input* b;
   float* c;
+  // The step's scratch memory (Step::needs_workspace): workspace_bytes of device memory, zeroed when
+  // allocated and then the step's own from launch to launch; none for the other steps.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 template <class Input>
 using Launcher = void (*)(const GemmProblem<Input>& problem, cudaStream_t stream);
+
+// Bytes of workspace a step needs for a shape (on the current device).
+using WorkspaceSize = std::size_t (*)(Shape shape);
 
 // A step, or one of its variants (the same kernel with one knob changed or one technique left out,
 // so that the README can measure each technique: `--variant NAME` runs one, the step's GPU tests
@@ -50,6 +63,7 @@ struct Step {
   int reuse_rows = 1, reuse_cols = 1;
   int min_compute_capability = 0;  // e.g. 70 for WMMA; 0 when any CUDA GPU will do
   int max_compute_capability = 0;  // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
+  WorkspaceSize workspace = nullptr;  // nullptr: no workspace
   std::vector<Step> variants;      // named "<step>/<variant>"; empty for a variant itself
 
   Step(std::string step_name, Launcher<Input> launcher) : name(std::move(step_name)), launch(launcher) {}
@@ -67,8 +81,13 @@ struct Step {
     max_compute_capability = highest;
     return std::move(*this);
   }
-  // A variant: its own launcher and description; the step's compute capabilities; the step's
-  // reuse tile unless it names its own.
+  // The workspace the step needs for a shape (set it before the variants, which inherit it).
+  Step needs_workspace(WorkspaceSize bytes_for_shape) && {
+    workspace = bytes_for_shape;
+    return std::move(*this);
+  }
+  // A variant: its own launcher and description; the step's compute capabilities and workspace; the
+  // step's reuse tile unless it names its own.
   Step variant(const char* variant_name, const char* what, Launcher<Input> launcher, int tile_rows = 0,
                int tile_cols = 0) && {
     Step v(name + "/" + variant_name, launcher);
@@ -77,9 +96,19 @@ struct Step {
     v.reuse_cols = tile_cols ? tile_cols : reuse_cols;
     v.min_compute_capability = min_compute_capability;
     v.max_compute_capability = max_compute_capability;
+    v.workspace = workspace;
     variants.push_back(std::move(v));
     return std::move(*this);
   }
+  // A variant with a workspace of its own.
+  Step variant(const char* variant_name, const char* what, Launcher<Input> launcher, WorkspaceSize bytes_for_shape,
+               int tile_rows = 0, int tile_cols = 0) && {
+    Step self = std::move(*this).variant(variant_name, what, launcher, tile_rows, tile_cols);
+    self.variants.back().workspace = bytes_for_shape;
+    return self;
+  }
+  // Bytes of workspace for `shape` (0 when the step needs none).
+  std::size_t workspace_bytes(Shape shape) const { return workspace ? workspace(shape) : 0; }
   // "k64", the part of a variant's name after the step's.
   std::string variant_name() const { return name.substr(name.find('/') + 1); }
 };

@@ -12,7 +12,9 @@
 // first try_wait has found the phase incomplete, and the reporting code is out of line.
 //
 // A step names each of its waits with a type (a "site") whose static constexpr member `site` says
-// what the wait is for, and calls arm_watchdog() before its first launch.
+// what the wait is for, and calls arm_watchdog() before its first launch. Flags in global memory,
+// by which one block waits for data another block publishes (step 11's fixup), are waited on the
+// same way (flag_wait).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,7 @@ inline constexpr long long watchdog_cycles = 2'000'000'000;  // about 1 s at 2 G
 struct WaitSite {
   const char* step;     // "09_wgmma_tma"
   const char* waiter;   // "consumer" or "producer" (the kernel's role that waits)
-  const char* barrier;  // "full" or "empty"
+  const char* barrier;  // "full" or "empty" (flag_wait: the flags' name)
   const char* hint;     // what usually causes this wait never to end
 };
 
@@ -64,8 +66,12 @@ __device__ __forceinline__ void watchdog_append(WatchdogMailbox* box, int* lengt
   while (count && *length < int(sizeof box->message) - 1) box->message[(*length)++] = digits[--count];
 }
 
+// The report of a wait that never ended: "<step>: watchdog: a <waiter> thread (block b, thread t)
+// waited over N cycles on <barrier>[index] for <what>: <hint>", then the trap. `what` is "its
+// phase of parity p" for an mbarrier (value < 0: parity = expected), "the value v (it holds h)" for
+// a flag.
 template <class Site>
-__device__ __noinline__ void watchdog_expired(int stage, std::uint32_t parity) {
+__device__ __noinline__ void watchdog_expired(int index, long long expected, long long held, bool flag) {
   WatchdogMailbox* box = watchdog_mailbox;
   if (box && atomicExch_system(&box->claimed, 1) == 0) {
     constexpr WaitSite site = Site::site;
@@ -82,9 +88,17 @@ __device__ __noinline__ void watchdog_expired(int stage, std::uint32_t parity) {
     watchdog_append(box, &length, " cycles on ");
     watchdog_append(box, &length, site.barrier);
     watchdog_append(box, &length, "[");
-    watchdog_append(box, &length, (long long)stage);
-    watchdog_append(box, &length, "] for its phase of parity ");
-    watchdog_append(box, &length, (long long)parity);
+    watchdog_append(box, &length, (long long)index);
+    if (flag) {
+      watchdog_append(box, &length, "] for the value ");
+      watchdog_append(box, &length, expected);
+      watchdog_append(box, &length, " (it holds ");
+      watchdog_append(box, &length, held);
+      watchdog_append(box, &length, ")");
+    } else {
+      watchdog_append(box, &length, "] for its phase of parity ");
+      watchdog_append(box, &length, expected);
+    }
     watchdog_append(box, &length, ": ");
     watchdog_append(box, &length, site.hint);
     box->message[length] = '\0';
@@ -106,7 +120,23 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint3
   if (hopper::mbarrier_try_wait(barrier, parity)) return;
   const long long start = clock64();
   while (!hopper::mbarrier_try_wait(barrier, parity))
-    if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(stage, parity);
+    if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(stage, parity, 0, false);
+}
+
+// Waits until the flag in global memory at `flag` (number `index` of the step's flags) holds
+// `value`, reading it with acquire semantics (hopper.cuh: load_acquire_gpu), or reports (as Site)
+// and traps after watchdog_cycles. The flag is another block's: a wait that never ends means that
+// block never published (writer and reader computing different flag numbers, a block that never
+// reaches its store, more blocks launched than can be resident at once).
+template <class Site>
+__device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value, int index) {
+  if (hopper::load_acquire_gpu(flag) == value) return;
+  const long long start = clock64();
+  unsigned held;
+  while ((held = hopper::load_acquire_gpu(flag)) != value) {
+    __nanosleep(32);
+    if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(index, value, held, true);
+  }
 }
 
 }  // namespace worklog

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ std::vector<Case> test_cases() {
       {96, 200, 264},    // aligned, K = 4·64 + 8: several stages, then a partial last slice
       {130, 136, 257},   // K = 4·64 + 1: the unaligned path across several stages
       {2176, 2304, 72},  // 17 × 9 tiles of 128 × 256: a full wave of 132 SMs and a partial one
+      // Shapes for stream-K (11), whose units' ranges of k-slices begin and end inside tiles, K not a
+      // multiple of the 64-wide slice: few tiles and long K, so that every tile is split.
+      {256, 256, 8200},    // one tile of 256 × 256, 129 slices, split over every unit
+      {128, 512, 3000},    // two tiles whose lower block lies below C, 47 slices each
+      {300, 264, 10000},   // four partial tiles, 157 slices each
+      {4352, 2304, 520},   // 17 × 9 tiles of 256 × 256: two whole waves of 66 clusters, the rest split
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -95,7 +102,8 @@ void check_step(const Step<Input>& step) {
   std::uint64_t seed = 1;
   for (const Case& c : test_cases()) {
     CAPTURE(describe(c));
-    GemmData<Input> data(c.shape, seed++, c.initial_c, true);  // fresh random inputs for every case
+    // Fresh random inputs for every case, and the step's workspace for the shape (if any).
+    GemmData<Input> data(c.shape, seed++, c.initial_c, true, step.workspace_bytes(c.shape));
     data.compute_reference(cublas.get(), c.alpha, c.beta);
     step.launch(data.problem(c.alpha, c.beta), 0);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -104,6 +112,39 @@ void check_step(const Step<Input>& step) {
                                       << r.first_bad_col << "): expected " << r.expected << ", got " << r.obtained);
     CHECK(std::isfinite(r.max_abs_err));
     if (small(c.shape)) check_against_cpu(data, c);
+  }
+}
+
+// The same inputs give the same bits, run after run. Every step once more on a cheap shape; a step
+// that needs a workspace for it (11: tiles split between units, their partials added up in a fixed
+// order) 20 times on a shape whose single tile is split over every unit.
+template <class Input>
+void check_determinism(const Step<Input>& step) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (const auto refusal = unsupported_gpu(step, prop)) {
+    MESSAGE("not run: " << refusal->message);
+    return;
+  }
+  const Shape split{256, 256, 8200}, cheap{129, 136, 520};
+  const bool splits = step.workspace_bytes(split) > 0;
+  const Shape shape = splits ? split : cheap;
+  const int runs = splits ? 20 : 2;
+  CAPTURE(describe({shape, 1.5f, 0.5f, InitialC::random}));
+  GemmData<Input> data(shape, 3, InitialC::random, false, step.workspace_bytes(shape));
+  std::vector<float> first;
+  for (int run = 0; run < runs; ++run) {
+    data.reset_output();
+    step.launch(data.problem(1.5f, 0.5f), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> out = data.host_output();
+    if (run == 0) {
+      first = out;
+      continue;
+    }
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) differ += std::memcmp(&out[i], &first[i], sizeof(float)) != 0;
+    CHECK_MESSAGE(differ == 0, "run " << run << ": " << differ << " element(s) differ in their bits from run 0");
   }
 }
 
@@ -125,6 +166,22 @@ TEST_CASE("step") {
       step.visit(variant, [&](const auto& chosen) {
         CAPTURE(chosen.name);
         check_step(chosen);
+      });
+  }
+  REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
+}
+
+TEST_CASE("determinism") {
+  bool any = false;
+  for (const RegisteredStep& step : step_registry()) {
+    if (!selected_step.empty() && step.name() != selected_step) continue;
+    any = true;
+    std::vector<std::string> variants{""};
+    for (const std::string& v : step.variant_names()) variants.push_back(v);
+    for (const std::string& variant : variants)
+      step.visit(variant, [&](const auto& chosen) {
+        CAPTURE(chosen.name);
+        check_determinism(chosen);
       });
   }
   REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
