@@ -63,7 +63,7 @@ struct Config {
   static constexpr Decomposition decomposition = Decomposition::hybrid;
   static constexpr int split_k = 1;               // parts per tile, for Decomposition::split_k
   static constexpr int fixup_slices = 4;          // a split tile's fixup costs a unit about this many k-slices
-  static constexpr bool shared_fixup = true;      // every contributor adds up a share; false: the unit holding slice 0 all
+  static constexpr int fixup_alone_units = 2;     // a tile split among this many units or fewer: fixed up by one of them
 };
 
 // What the configuration implies, and the checks that name the knob at fault.
@@ -107,6 +107,7 @@ struct Layout : Config {
   static_assert(Config::decomposition != Decomposition::split_k || Config::split_k >= 2,
                 "split_k must be at least 2 with Decomposition::split_k");
   static_assert(Config::fixup_slices >= 0, "fixup_slices must be at least 0");
+  static_assert(Config::fixup_alone_units >= 1, "fixup_alone_units must be at least 1 (1: every split tile shared)");
 };
 
 // ---- The schedule ---------------------------------------------------------------------------------
@@ -125,6 +126,7 @@ struct Schedule {
   long long q;         // stream-K: iterations per unit...
   int rem;             // ...and how many units take one more
   int slots_per_unit;  // partial sums a unit can leave: 2 with stream-K (the tiles its range begins and ends in), 1 with split-K
+  int alone_units;     // Config::fixup_alone_units
   unsigned epoch;      // this launch's number: the value its flags are set to
   float4* partials;    // workspace: one 64 KiB partial per (slot, block of the cluster, consumer)
   unsigned* flags;     // workspace: one flag per partial
@@ -163,12 +165,18 @@ struct Schedule {
     const long long first = begin(v), tile_first = tile * k_tiles;
     return slot(v, int((first > tile_first ? first : tile_first) - tile_first));
   }
+  // How a split tile is fixed up: by the unit holding its slice 0 alone, when few units hold part
+  // of it (that unit keeps its own sum in registers and adds the others' partials); else shared by
+  // all of them, each adding up and writing a share of the tile's pieces.
+  __host__ __device__ bool fixed_up_alone(long long tile) const {
+    return last_unit(tile) - first_unit(tile) + 1 <= alone_units;
+  }
   // The split tiles whose fixup unit u shares once its range is done: the tile the range begins in
-  // and the one it ends in, each if other units hold part of it (-1: none).
-  __host__ __device__ void tiles_to_fix_up(int u, long long (&tiles)[2]) const {
+  // and the one it ends in, each if other units hold part of it and it is not fixed up alone (-1: none).
+  __host__ __device__ void tiles_to_share(int u, long long& first, long long& last) const {
     const long long first_tile = begin(u) / k_tiles, last_tile = (begin(u + 1) - 1) / k_tiles;
-    tiles[0] = first_unit(first_tile) != last_unit(first_tile) ? first_tile : -1;
-    tiles[1] = last_tile != first_tile && last_unit(last_tile) != u ? last_tile : -1;
+    first = first_unit(first_tile) != last_unit(first_tile) && !fixed_up_alone(first_tile) ? first_tile : -1;
+    last = last_tile != first_tile && last_unit(last_tile) != u && !fixed_up_alone(last_tile) ? last_tile : -1;
   }
   // The pieces [first, end) of split tile `tile` that consumer warpgroup `consumer` of unit u adds
   // up and writes: the tile's `pieces` dealt out evenly over its units' `consumers` warpgroups each.
@@ -372,7 +380,7 @@ __device__ __forceinline__ int partial_index(int slot, std::uint32_t rank, int h
 template <class Config>
 __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     stream_k_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                  const __grid_constant__ CUtensorMap c_map, GemmProblem<__half> p,
+                  const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmProblem<__half> p,
                   const __grid_constant__ Schedule s) {
   using L = Layout<Config>;
   constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
@@ -433,12 +441,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
           tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
-          constexpr int boxes_per_block = L::b_boxes / cluster_size;
+          constexpr int boxes = L::b_boxes / cluster_size;  // per block
 #pragma unroll
-          for (int j = int(rank) * boxes_per_block; j < (int(rank) + 1) * boxes_per_block; ++j) {
+          for (int j = int(rank) * boxes; j < (int(rank) + 1) * boxes; ++j) {
             if constexpr (cluster_size > 1)
               tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
-                                    int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1));
+                                    int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
             else
               tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
                           int(origin.col) + j * swizzle_halves, k0);
@@ -456,20 +464,26 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int stage) {
-      if (lane != 0) return;
-      if constexpr (cluster_size > 1) {
+      if (lane == 0) {
+        if constexpr (cluster_size > 1) {
 #pragma unroll
-        for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[stage], r);
-      } else {
-        mbarrier_arrive(&empty[stage]);
+          for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[stage], r);
+        } else {
+          mbarrier_arrive(&empty[stage]);
+        }
       }
     };
     auto partial = [&](int slot, int half) { return s.partials + partial_index<L>(slot, rank, half) * L::partial_float4s; };
     auto flag = [&](int slot, int half) { return s.flags + partial_index<L>(slot, rank, half); };
-    // Publishes this consumer's partial in `slot`: every thread's stores, then the flag (release).
-    auto publish = [&](int slot) {
+    // Publishes this consumer's partials stored since the last call (`pending`, bit b: the unit's
+    // slot of type b, Schedule::slot): every thread's stores, then the flags (release).
+    auto publish = [&](int u, int& pending) {
+      if (pending == 0) return;
       named_barrier_sync<warpgroup_threads>(barrier);
-      if (t == 0) store_release_gpu(flag(slot, consumer), s.epoch);
+      if (t == 0)
+        for (int type = 0; type < 2; ++type)
+          if (pending & (1 << type)) store_release_gpu(flag(s.slot(u, 1) + type, consumer), s.epoch);
+      pending = 0;
     };
 
     // The shared fixup of split tile `tile` by unit u: the tile's contributors are units c0 … c1, in
@@ -480,23 +494,21 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       int first_piece, end_piece;
       s.share(u, tile, consumer, L::consumers, L::pieces, first_piece, end_piece);
       if (first_piece == end_piece) return;
+      // Every partial of the tile must be there: its flags, waited for by parallel threads.
+      for (int i = t; i < n * L::consumers; i += warpgroup_threads) {
+        const int v = c0 + i / L::consumers, slot = s.slot_in(v, tile);
+        flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot);
+      }
+      named_barrier_sync<warpgroup_threads>(barrier);
       const TileOrigin origin = tile_origin(tile);
       for (int piece = first_piece; piece < end_piece; ++piece) {
         const int half = piece / L::chunks, chunk = piece % L::chunks;
         float sum[16];
 #pragma unroll
         for (int i = 0; i < 16; ++i) sum[i] = 0.0f;
-        // LAB BEGIN: Add up the piece (rows of consumer `half`, 32 columns of chunk `chunk`) from the partials of
-        // LAB: units c0 … c1 in that order, each once its flag holds s.epoch (flag_wait by some threads, then
-        // LAB: named_barrier_sync for all), reading float4s 4·chunk … +3 of each with __ldcg.
-        if (piece == first_piece) {  // every flag this share needs, waited for by parallel threads
-          for (int i = t; i < n * L::consumers; i += warpgroup_threads) {
-            const int v = c0 + i / L::consumers;
-            const int slot = s.slot_in(v, tile);
-            flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot);
-          }
-          named_barrier_sync<warpgroup_threads>(barrier);
-        }
+        // LAB BEGIN: Add up the piece (rows of consumer `half`, columns 32·chunk … +31) into sum: the partials
+        // LAB: of units c0 … c1, in that order (s.slot_in gives each one's slot, partial() its address), each
+        // LAB: thread reading its float4s 4·chunk … 4·chunk + 3 (at i·128 + t) with __ldcg.
         for (int v0 = c0; v0 <= c1; v0 += 2) {  // 2 partials' loads in flight, then their sums in order
           float4 part[2][4];
 #pragma unroll
@@ -524,8 +536,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       }
     };
 
-    // The fixup by one unit alone (Config::shared_fixup false): unit u holds slice 0 of `tile` and
-    // adds the partials of the units after it, in order, to its own accumulators.
+    // The fixup by one unit alone: unit u holds slice 0 of `tile` and adds the partials of the units
+    // after it, in order, to its own accumulators.
     auto fix_up_alone = [&](int u, long long tile, float(&acc)[128]) {
       const int c1 = s.last_unit(tile);
       for (int i = t; i < c1 - u; i += warpgroup_threads) {
@@ -553,7 +565,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     };
 
     int slice = 0, stored = 0;
-    int unpublished = 0;  // shared fixup: bit b set when slot type b of the current unit holds an unpublished partial
+    int pending = 0;  // partials of the current unit not yet published (publish)
     float acc[128];
     Segment segment;
     for (Walk walk(s, cluster, clusters); walk.next(segment);) {
@@ -577,27 +589,30 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
         // A whole tile: alpha·acc + beta·C, only inside C.
         store_accumulators_staged<L>(acc, p, c_map, buffers, stored, consumer, row0, origin.col);
-      } else if (!Config::shared_fixup && segment.k_begin == 0) {
+      } else if (segment.k_begin == 0 && s.fixed_up_alone(segment.tile)) {
+        // This unit holds slice 0 of a tile that few units share, and its range ends here: it
+        // publishes what it left for others (before waiting, so that no unit waits on a waiting
+        // one), adds the others' partials to its sum, and writes the tile.
+        publish(segment.unit, pending);
         fix_up_alone(segment.unit, segment.tile, acc);
         store_accumulators_staged<L>(acc, p, c_map, buffers, stored, consumer, row0, origin.col);
       } else {
-        // Part of a split tile: its partial goes to the workspace. Alone, it is published at once (the
-        // unit holding slice 0 is waiting for it); shared, at the end of the range, once the stores
-        // have had the time to drain.
+        // Part of a split tile: the partial goes to the workspace, published when the range ends
+        // (the stores drain meanwhile; nobody reads it earlier).
         const int slot = s.slot(segment.unit, segment.k_begin);
         store_partial(acc, partial(slot, consumer));
-        if constexpr (Config::shared_fixup) unpublished |= 1 << (slot - s.slot(segment.unit, 1));
-        else publish(slot);
+        pending |= 1 << (slot - s.slot(segment.unit, 1));
       }
-      if (Config::shared_fixup && segment.ends_range) {
-        const int u = segment.unit;
-        for (int type = 0; type < 2; ++type)
-          if (unpublished & (1 << type)) publish(s.slot(u, 1) + type);
-        unpublished = 0;
-        long long tiles[2];
-        s.tiles_to_fix_up(u, tiles);
-        for (int i = 0; i < 2; ++i)
-          if (tiles[i] >= 0) fix_up_share(u, tiles[i], stored);
+      if (segment.ends_range) {
+        // The range is done: publish, then share the fixup of the split tiles it began or ended in.
+        publish(segment.unit, pending);
+        long long first, last;
+        s.tiles_to_share(segment.unit, first, last);
+#pragma unroll 1
+        for (int i = 0; i < 2; ++i) {
+          const long long tile = i == 0 ? first : last;
+          if (tile >= 0) fix_up_share(segment.unit, tile, stored);
+        }
       }
     }
     // The block's shared memory must outlive the copy engine's reads of it.
@@ -705,6 +720,7 @@ Plan plan_schedule(int m, int n, int k, int resident) {
     s.rem = int(iterations % s.units);
     s.slots_per_unit = 2;
   }
+  s.alone_units = Variant::fixup_alone_units;
   Plan plan{};
   plan.clusters = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
   // A split-K unit waits for the other parts of its tile, which may come in a later round of units:
@@ -789,7 +805,10 @@ struct StreamKOnly : Config {
   static constexpr Decomposition decomposition = Decomposition::stream_k;
 };
 struct FixupAlone : Config {
-  static constexpr bool shared_fixup = false;
+  static constexpr int fixup_alone_units = 1 << 30;
+};
+struct FixupShared : Config {
+  static constexpr int fixup_alone_units = 1;
 };
 struct NoCluster : Config {
   static constexpr int cluster_size = 1;
@@ -811,8 +830,10 @@ WORKLOG_REGISTER_STEP(
         .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
         .variant("stream_k_only", "every tile's slices split evenly over the clusters", launch_config<StreamKOnly>,
                  workspace_bytes<StreamKOnly>)
-        .variant("fixup_alone", "the hybrid, each split tile fixed up by the unit holding slice 0 alone",
+        .variant("fixup_alone", "every split tile fixed up by the unit holding its slice 0 alone",
                  launch_config<FixupAlone>, workspace_bytes<FixupAlone>)
+        .variant("fixup_shared", "every split tile's fixup shared by all its units", launch_config<FixupShared>,
+                 workspace_bytes<FixupShared>)
         .variant("no_cluster", "the hybrid with single blocks, no multicast", launch_config<NoCluster>,
                  workspace_bytes<NoCluster>, Config::block_tile_m, Config::block_tile_n))
 

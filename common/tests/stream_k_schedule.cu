@@ -49,7 +49,11 @@ void check_schedule(Shape shape, int resident) {
   std::vector<std::vector<Event>> events(std::size_t(plan.clusters));
 
   for (int cluster = 0; cluster < plan.clusters; ++cluster) {
-    std::vector<int> unpublished;
+    std::vector<int> pending;
+    auto publish = [&] {
+      if (!pending.empty()) events[std::size_t(cluster)].push_back({Event::publish, pending});
+      pending.clear();
+    };
     Segment segment;
     for (Walk walk(s, cluster, plan.clusters); walk.next(segment);) {
       REQUIRE(segment.k_begin < segment.k_end);
@@ -58,8 +62,11 @@ void check_schedule(Shape shape, int resident) {
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt) ++covered[std::size_t(segment.tile * s.k_tiles + kt)];
       if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
         ++whole_writes[std::size_t(segment.tile)];
-      } else if (!Variant::shared_fixup && segment.k_begin == 0) {
-        // The unit holding slice 0 waits for the others' partials, then writes the whole tile.
+      } else if (segment.k_begin == 0 && s.fixed_up_alone(segment.tile)) {
+        // The unit holding slice 0 publishes its own partial, waits for the others', writes the tile.
+        CHECK(segment.ends_range);
+        CHECK(s.last_unit(segment.tile) - segment.unit + 1 <= Variant::fixup_alone_units);
+        publish();
         Event wait{Event::wait_and_fix_up, {}};
         for (int v = segment.unit + 1; v <= s.last_unit(segment.tile); ++v) wait.slots.push_back(s.slot_in(v, segment.tile));
         CHECK(s.first_unit(segment.tile) == segment.unit);
@@ -71,18 +78,16 @@ void check_schedule(Shape shape, int resident) {
         REQUIRE(slot >= 0);
         REQUIRE(slot < slots);
         CHECK(stored.insert(slot).second);  // no slot holds two partials
-        if (Variant::shared_fixup) unpublished.push_back(slot);
-        else events[std::size_t(cluster)].push_back({Event::publish, {slot}});
+        pending.push_back(slot);
       }
-      if (Variant::shared_fixup && segment.ends_range) {
-        events[std::size_t(cluster)].push_back({Event::publish, unpublished});
-        unpublished.clear();
-        long long tiles[2];
-        s.tiles_to_fix_up(segment.unit, tiles);
-        for (const long long tile : tiles) {
+      if (segment.ends_range) {
+        publish();
+        long long first, last;
+        s.tiles_to_share(segment.unit, first, last);
+        for (const long long tile : {first, last}) {
           if (tile < 0) continue;
           const int c0 = s.first_unit(tile), c1 = s.last_unit(tile);
-          CHECK(c0 < c1);
+          CHECK(c1 - c0 + 1 > Variant::fixup_alone_units);
           CHECK(segment.unit >= c0);
           CHECK(segment.unit <= c1);
           std::vector<int>& pieces = piece_writes[tile];
@@ -98,7 +103,7 @@ void check_schedule(Shape shape, int resident) {
         }
       }
     }
-    CHECK(unpublished.empty());
+    CHECK(pending.empty());
   }
 
   for (long long i = 0; i < iterations; ++i) {
@@ -166,7 +171,10 @@ TEST_CASE("stream-K schedule: split-K 2 and 4") {
   check_all<SplitK4>();
 }
 TEST_CASE("stream-K schedule: stream-K only") { check_all<StreamKOnly>(); }
-TEST_CASE("stream-K schedule: the fixup alone") { check_all<FixupAlone>(); }
+TEST_CASE("stream-K schedule: the fixup alone, the fixup shared") {
+  check_all<FixupAlone>();
+  check_all<FixupShared>();
+}
 TEST_CASE("stream-K schedule: no clusters") { check_all<NoCluster>(); }
 
 TEST_CASE("stream-K schedule: the rule on the shapes README.md draws (66 clusters of 2)") {
