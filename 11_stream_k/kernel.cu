@@ -28,6 +28,8 @@
 // and 4 parts, stream-K for every tile, the fixup done by one unit alone, and no clusters. Shapes TMA
 // cannot describe (K or N not a multiple of 8) are handed to step 08's kernel.
 
+#include <cstdlib>
+
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -132,6 +134,7 @@ struct Schedule {
   int slots_per_unit;  // partial sums a unit can leave: 2 with stream-K (the tiles its range begins and ends in), 1 with split-K
   int alone_units;     // Config::fixup_alone_units
   unsigned epoch;      // this launch's number: the value its flags are set to
+  int poll_ns, skip;   // EXPERIMENT (temporary): flag poll sleep; 1 skip fixup waits+sums, 2 skip partial stores
   float4* partials;    // workspace: one 64 KiB partial per (slot, block of the cluster, consumer)
   unsigned* flags;     // workspace: one flag per partial
 
@@ -482,7 +485,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // Publishes this consumer's partials stored since the last call (`pending`, bit b: the unit's
     // slot of type b, Schedule::slot): every thread's stores, then the flags (release).
     auto publish = [&](int u, int& pending) {
-      if (pending == 0) return;
+      if (pending == 0 || (s.skip & 2)) { pending = 0; return; }
       named_barrier_sync<warpgroup_threads>(barrier);
       if (t == 0)
         for (int type = 0; type < 2; ++type)
@@ -501,7 +504,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       // Every partial of the tile must be there: its flags, waited for by parallel threads.
       for (int i = t; i < n * L::consumers; i += warpgroup_threads) {
         const int v = c0 + i / L::consumers, slot = s.slot_in(v, tile);
-        flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot);
+        if (!(s.skip & 1)) flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot, s.poll_ns);
       }
       named_barrier_sync<warpgroup_threads>(barrier);
       const TileOrigin origin = tile_origin(tile);
@@ -513,7 +516,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // LAB BEGIN: Add up the piece (rows of consumer `half`, columns 32·chunk … +31) into sum: the partials
         // LAB: of units c0 … c1, in that order (s.slot_in gives each one's slot, partial() its address), each
         // LAB: thread reading its float4s 4·chunk … 4·chunk + 3 (at i·128 + t) with __ldcg.
-        for (int v0 = c0; v0 <= c1; v0 += 2) {  // 2 partials' loads in flight, then their sums in order
+        for (int v0 = c0; v0 <= (s.skip & 1 ? c0 - 1 : c1); v0 += 2) {  // 2 partials' loads in flight, then their sums in order
           float4 part[2][4];
 #pragma unroll
           for (int b = 0; b < 2; ++b) {
@@ -546,10 +549,10 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       const int c1 = s.last_unit(tile);
       for (int i = t; i < c1 - u; i += warpgroup_threads) {
         const int v = u + 1 + i, slot = s.slot_in(v, tile);
-        flag_wait<FlagWait>(flag(slot, consumer), s.epoch, slot);
+        if (!(s.skip & 1)) flag_wait<FlagWait>(flag(slot, consumer), s.epoch, slot, s.poll_ns);
       }
       named_barrier_sync<warpgroup_threads>(barrier);
-      for (int v = u + 1; v <= c1; ++v) {
+      for (int v = u + 1; v <= (s.skip & 1 ? u : c1); ++v) {
         const float4* source = partial(s.slot_in(v, tile), consumer) + t;
 #pragma unroll
         for (int group = 0; group < 4; ++group) {  // 8 loads in flight, then their sums
@@ -604,7 +607,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // Part of a split tile: the partial goes to the workspace, published when the range ends
         // (the stores drain meanwhile; nobody reads it earlier).
         const int slot = s.slot(segment.unit, segment.k_begin);
-        store_partial(acc, partial(slot, consumer));
+        if (!(s.skip & 2)) store_partial(acc, partial(slot, consumer));
         pending |= 1 << (slot - s.slot(segment.unit, 1));
       }
       if (segment.ends_range) {
@@ -676,6 +679,12 @@ int resident_clusters() {
   return count;
 }
 
+// EXPERIMENT (temporary): knobs from the environment, for one device run.
+int experiment(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
 // The decomposition rule (README.md derives it). T tiles on G resident clusters, T = w·G + r, k
 // slices per tile. Data-parallel, the last wave keeps r clusters busy for k slices while G − r idle;
 // splitting the remainder evenly saves each cluster k·(G − r)/G slices, and costs it a fixup. So:
@@ -692,8 +701,8 @@ long long split_tiles(long long tiles, int k_tiles, int clusters) {
   }
   const long long waves = tiles / clusters, remainder = tiles % clusters;
   if (remainder == 0) return 0;
-  if ((long long)k_tiles * (clusters - remainder) <= (long long)Variant::fixup_slices * clusters) return 0;
-  return waves >= 1 ? remainder + clusters : remainder;
+  if ((long long)k_tiles * (clusters - remainder) <= (long long)experiment("SK_FIXUP_SLICES", Variant::fixup_slices) * clusters) return 0;
+  return waves >= 1 && experiment("SK_EXTRA_WAVE", 1) ? remainder + clusters : remainder;
 }
 
 // The schedule of a shape (without its workspace pointers and epoch), the clusters to launch and the
@@ -719,12 +728,14 @@ Plan plan_schedule(int m, int n, int k, int resident) {
     s.units = int(s.sk_tiles * s.split);
     s.slots_per_unit = 1;
   } else if (s.sk_tiles > 0) {
-    s.units = int(std::min<long long>(resident, iterations));  // every unit at least one iteration
+    s.units = int(std::min<long long>(resident, std::max<long long>(1, iterations / experiment("SK_MIN_SLICES", 1))));  // every unit at least one iteration
     s.q = iterations / s.units;
     s.rem = int(iterations % s.units);
     s.slots_per_unit = 2;
   }
-  s.alone_units = Variant::fixup_alone_units;
+  s.alone_units = experiment("SK_ALONE", Variant::fixup_alone_units);
+  s.poll_ns = experiment("SK_POLL_NS", 32);
+  s.skip = experiment("SK_SKIP", 0);
   Plan plan{};
   plan.clusters = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
   // A split-K unit waits for the other parts of its tile, which may come in a later round of units:
