@@ -6,8 +6,8 @@
 //   - 10 deals whole tiles to the resident clusters. When the tiles do not fill whole waves, the
 //     last wave runs on a few clusters while the others idle; with fewer tiles than clusters, most
 //     never work at all. Here the work is counted in iterations (one 64-wide k-slice of one cluster
-//     tile) and the iterations of the "split" tiles are dealt out evenly: each cluster (a "unit")
-//     takes one contiguous range of them, which may begin and end inside a tile (Schedule).
+//     tile) and the iterations of the "split" tiles are dealt out to all clusters: each unit of work
+//     is one contiguous range of them, which may begin and end inside a tile (Schedule).
 //   - A range that begins or ends inside a tile leaves a partial sum of that tile. Each such
 //     partial goes to a workspace slot, and a flag says it is there (stored with release semantics,
 //     the launch's number as its value, so that the flags never need resetting). When its range is
@@ -16,17 +16,21 @@
 //     among the contributors' warpgroups), and writes that share of C: the fixup. The sum of every
 //     element is taken in the same order in every run, so results are bitwise reproducible: no
 //     atomics, no order that depends on who finishes first.
-//   - The rule (Config::decomposition, README.md derives it): whole waves of tiles stay
-//     data-parallel (10's schedule, no fixup); the remainder plus one full wave is split, so that
-//     each unit gets between one and two tiles' worth of split work; a shape whose remainder is too
-//     small to repay the fixup (short K) stays data-parallel.
+//   - The rule (Config::decomposition, README.md derives and measures it): whole waves of tiles stay
+//     data-parallel (10's schedule, no fixup); each of the r remaining tiles is cut into ⌊clusters /
+//     r⌋ equal k-parts, one unit each, aligned across tiles so that the units running at the same
+//     time read the same k-slices of A and B (ranges dealt evenly over all the split iterations, as
+//     the stream-K paper does, land at scattered k and measured slower here: the variants
+//     stream_k_only and hybrid_even); a shape whose saving would not repay the fixup stays
+//     data-parallel.
 //   - The epilogue is 10's staged one, written per 64 × 32 chunk so that the fixup can write any
 //     share of a tile; 10's knob for plain stores is gone.
 //
 // The workspace (partials and flags) comes from the harness, allocated once per shape, zeroed, and
 // sized by workspace_bytes below. Variants (README.md's tables): data-parallel only, split-K in 2
-// and 4 parts, stream-K for every tile, the fixup done by one unit alone, and no clusters. Shapes TMA
-// cannot describe (K or N not a multiple of 8) are handed to step 08's kernel.
+// and 4 parts, the even deal of stream-K for every tile or for all but the whole waves, the fixup
+// by one unit alone or always shared, and no clusters. Shapes TMA cannot describe (K or N not a
+// multiple of 8) are handed to step 08's kernel.
 
 #include <cstdlib>
 
@@ -44,9 +48,10 @@ using namespace hopper;
 
 // How the tiles are divided among the resident clusters (README.md: the arithmetic of waves).
 enum class Decomposition {
-  hybrid,         // data-parallel for the whole waves, stream-K for the remainder plus one wave
+  hybrid,         // data-parallel for the whole waves, the remaining tiles in aligned k-parts over all units
+  hybrid_even,    // data-parallel for the whole waves but one, the rest's slices evenly over the units
   data_parallel,  // whole tiles only: 10's schedule
-  stream_k,       // every tile split evenly over the units
+  stream_k,       // every tile's slices evenly over the units
   split_k,        // every tile's k-slices in Config::split_k equal parts, one unit each
 };
 
@@ -64,7 +69,7 @@ struct Config {
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
   static constexpr Decomposition decomposition = Decomposition::hybrid;
   static constexpr int split_k = 1;               // parts per tile, for Decomposition::split_k
-  static constexpr int fixup_slices = 4;          // a split tile's fixup costs a unit about this many k-slices
+  static constexpr int fixup_slices = 16;         // splitting costs a unit about this many k-slices (README.md)
   static constexpr int fixup_alone_units = 2;     // a tile split among this many units or fewer: fixed up by one of them
 };
 
@@ -119,33 +124,36 @@ struct Layout : Config {
 // ---- The schedule ---------------------------------------------------------------------------------
 // The work is T cluster tiles × k_tiles slices. Tiles [0, sk_tiles) are "split": their iterations
 // (tile · k_tiles + slice) are cut into `units` contiguous ranges, unit u's being [begin(u),
-// begin(u + 1)); cluster c of `clusters` walks units c, c + clusters, … (stream-K: one unit per
-// cluster; split-K: units = tiles × parts, dealt round-robin), then the whole tiles sk_tiles + c,
-// + clusters, … in 10's grouped order. The host fills it in (plan_schedule); producer and consumers
-// walk it alike (Walk).
+// begin(u + 1)): either `split` parts of each tile, or all of them dealt evenly. Cluster c of
+// `clusters` walks units c, c + clusters, … (at most one with the step's rule), then the whole
+// tiles sk_tiles + c, + clusters, … in 10's grouped order. The host fills it in (plan_schedule);
+// producer and consumers walk it alike (Walk).
 struct Schedule {
   long long tiles;     // cluster tiles of C
   int k_tiles;         // 64-wide k-slices per tile
   long long sk_tiles;  // tiles [0, sk_tiles) are split by the units' ranges
   int units;           // ranges over the split tiles' iterations (0: every tile whole)
-  int split;           // split-K: parts per tile (units = sk_tiles · split); 0: stream-K
-  long long q;         // stream-K: iterations per unit...
-  int rem;             // ...and how many units take one more
-  int slots_per_unit;  // partial sums a unit can leave: 2 with stream-K (the tiles its range begins and ends in), 1 with split-K
+  int split;           // parts per split tile (units = sk_tiles · split); 0: the iterations evenly over the units
+  long long q;         // iterations per unit (split: per part)...
+  int rem;             // ...and how many units (split: parts of a tile) take one more
+  int slots_per_unit;  // partial sums a unit can leave: 1 in parts, 2 dealt evenly (the tiles a range begins and ends in)
   int alone_units;     // Config::fixup_alone_units
   unsigned epoch;      // this launch's number: the value its flags are set to
-  int poll_ns, skip;   // EXPERIMENT (temporary): flag poll sleep; 1 skip fixup waits+sums, 2 skip partial stores
   float4* partials;    // workspace: one 64 KiB partial per (slot, block of the cluster, consumer)
   unsigned* flags;     // workspace: one flag per partial
 
   // The first iteration of unit u's range; begin(units) is the end of the last one.
   __host__ __device__ long long begin(int u) const {
     long long first = 0;
-    // LAB BEGIN: Set first to the first iteration of unit u's range. Split-K: part u % split of tile u / split,
-    // LAB: the tile's k_tiles slices cut into split parts as evenly as integer division cuts them. Stream-K: the
-    // LAB: split tiles' iterations dealt out evenly, q to each unit and one more to each of the first rem units.
-    if (split > 0) first = (u / split) * (long long)k_tiles + (long long)(u % split) * k_tiles / split;
-    else first = u * q + (u < rem ? u : rem);
+    // LAB BEGIN: Set first to the first iteration of unit u's range: q iterations to each unit, one more to
+    // LAB: each of the first rem. Without parts (split 0) over all the split tiles' iterations; with them, unit u
+    // LAB: is part u % split of tile u / split, dealt the same way over that tile's k_tiles slices.
+    if (split > 0) {
+      const int part = u % split;
+      first = (long long)(u / split) * k_tiles + part * q + (part < rem ? part : rem);
+    } else {
+      first = u * q + (u < rem ? u : rem);
+    }
     // LAB END
     return first;
   }
@@ -485,7 +493,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // Publishes this consumer's partials stored since the last call (`pending`, bit b: the unit's
     // slot of type b, Schedule::slot): every thread's stores, then the flags (release).
     auto publish = [&](int u, int& pending) {
-      if (pending == 0 || (s.skip & 2)) { pending = 0; return; }
+      if (pending == 0) return;
       named_barrier_sync<warpgroup_threads>(barrier);
       if (t == 0)
         for (int type = 0; type < 2; ++type)
@@ -504,7 +512,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       // Every partial of the tile must be there: its flags, waited for by parallel threads.
       for (int i = t; i < n * L::consumers; i += warpgroup_threads) {
         const int v = c0 + i / L::consumers, slot = s.slot_in(v, tile);
-        if (!(s.skip & 1)) flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot, s.poll_ns);
+        flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot);
       }
       named_barrier_sync<warpgroup_threads>(barrier);
       const TileOrigin origin = tile_origin(tile);
@@ -516,7 +524,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // LAB BEGIN: Add up the piece (rows of consumer `half`, columns 32·chunk … +31) into sum: the partials
         // LAB: of units c0 … c1, in that order (s.slot_in gives each one's slot, partial() its address), each
         // LAB: thread reading its float4s 4·chunk … 4·chunk + 3 (at i·128 + t) with __ldcg.
-        for (int v0 = c0; v0 <= (s.skip & 1 ? c0 - 1 : c1); v0 += 2) {  // 2 partials' loads in flight, then their sums in order
+        for (int v0 = c0; v0 <= c1; v0 += 2) {  // 2 partials' loads in flight, then their sums in order
           float4 part[2][4];
 #pragma unroll
           for (int b = 0; b < 2; ++b) {
@@ -549,10 +557,10 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       const int c1 = s.last_unit(tile);
       for (int i = t; i < c1 - u; i += warpgroup_threads) {
         const int v = u + 1 + i, slot = s.slot_in(v, tile);
-        if (!(s.skip & 1)) flag_wait<FlagWait>(flag(slot, consumer), s.epoch, slot, s.poll_ns);
+        flag_wait<FlagWait>(flag(slot, consumer), s.epoch, slot);
       }
       named_barrier_sync<warpgroup_threads>(barrier);
-      for (int v = u + 1; v <= (s.skip & 1 ? u : c1); ++v) {
+      for (int v = u + 1; v <= c1; ++v) {
         const float4* source = partial(s.slot_in(v, tile), consumer) + t;
 #pragma unroll
         for (int group = 0; group < 4; ++group) {  // 8 loads in flight, then their sums
@@ -607,7 +615,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // Part of a split tile: the partial goes to the workspace, published when the range ends
         // (the stores drain meanwhile; nobody reads it earlier).
         const int slot = s.slot(segment.unit, segment.k_begin);
-        if (!(s.skip & 2)) store_partial(acc, partial(slot, consumer));
+        store_partial(acc, partial(slot, consumer));
         pending |= 1 << (slot - s.slot(segment.unit, 1));
       }
       if (segment.ends_range) {
@@ -685,24 +693,39 @@ int experiment(const char* name, int fallback) {
   return v ? std::atoi(v) : fallback;
 }
 
-// The decomposition rule (README.md derives it). T tiles on G resident clusters, T = w·G + r, k
-// slices per tile. Data-parallel, the last wave keeps r clusters busy for k slices while G − r idle;
-// splitting the remainder evenly saves each cluster k·(G − r)/G slices, and costs it a fixup. So:
-// r = 0, or a saving no larger than fixup_slices: every tile whole. Otherwise the r remaining tiles,
-// plus one full wave when there is one (each unit then gets between one and two tiles' worth of
-// slices, never a sliver of one tile), are split; the other w − 1 waves stay whole.
+// Which tiles are split, and how: sk_tiles (the first, in grouped order), each in `split` parts of
+// its k-slices, or (split 0) with all their iterations dealt evenly over the units.
+struct Division {
+  long long sk_tiles;
+  int split;
+};
+
+// The decomposition rule (README.md derives and measures it). T tiles on G resident clusters,
+// T = w·G + r, k slices per tile. Data-parallel, the last wave keeps r clusters busy for k slices
+// while G − r idle. Cutting each of the r tiles into s = ⌊G / r⌋ equal k-parts gives r·s ≤ G units
+// of ⌈k / s⌉ slices: the last wave shrinks to ⌈k / s⌉ slices plus a fixup, which costs about
+// fixup_slices. So: r = 0, s < 2, or a saving k − ⌈k / s⌉ no larger than fixup_slices: every tile
+// whole. The parts are aligned (part p of every split tile covers the same slices), so that the units
+// running at the same moment read the same k-slices of A and B, as whole tiles do.
 template <class Variant>
-long long split_tiles(long long tiles, int k_tiles, int clusters) {
+Division divide(long long tiles, int k_tiles, int clusters) {
+  const long long waves = tiles / clusters, remainder = tiles % clusters;
+  const long long fixup = experiment("SK_FIXUP_SLICES", Variant::fixup_slices);
   switch (Variant::decomposition) {
-    case Decomposition::data_parallel: return 0;
-    case Decomposition::stream_k:
-    case Decomposition::split_k: return tiles;
+    case Decomposition::data_parallel: return {0, 0};
+    case Decomposition::stream_k: return {tiles, 0};
+    case Decomposition::split_k: return {tiles, std::min(Variant::split_k, k_tiles)};
+    case Decomposition::hybrid_even:
+      // The rule first tried: the r remaining tiles plus one full wave, their iterations evenly over
+      // the G units (each between one and two tiles' worth), when that saves k·(G − r)/G slices.
+      if (remainder == 0 || k_tiles * (clusters - remainder) <= fixup * clusters) return {0, 0};
+      return {waves >= 1 ? remainder + clusters : remainder, 0};
     case Decomposition::hybrid: break;
   }
-  const long long waves = tiles / clusters, remainder = tiles % clusters;
-  if (remainder == 0) return 0;
-  if ((long long)k_tiles * (clusters - remainder) <= (long long)experiment("SK_FIXUP_SLICES", Variant::fixup_slices) * clusters) return 0;
-  return waves >= 1 && experiment("SK_EXTRA_WAVE", 1) ? remainder + clusters : remainder;
+  if (remainder == 0) return {0, 0};
+  const int parts = int(std::min<long long>(clusters / remainder, k_tiles));
+  if (parts < 2 || k_tiles - ceil_div(k_tiles, parts) <= fixup) return {0, 0};
+  return {remainder, parts};
 }
 
 // The schedule of a shape (without its workspace pointers and epoch), the clusters to launch and the
@@ -720,26 +743,27 @@ Plan plan_schedule(int m, int n, int k, int resident) {
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
   s.tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
   s.k_tiles = int(ceil_div(k, L::block_tile_k));
-  s.sk_tiles = split_tiles<Variant>(s.tiles, s.k_tiles, resident);
+  const Division division = divide<Variant>(s.tiles, s.k_tiles, resident);
+  s.sk_tiles = division.sk_tiles;
   const long long iterations = s.sk_tiles * s.k_tiles;
-  if (Variant::decomposition == Decomposition::split_k) {
-    s.split = std::min(Variant::split_k, s.k_tiles);  // every part at least one slice
+  if (division.split > 0) {  // every part at least one slice (split ≤ k_tiles)
+    s.split = division.split;
     if (s.sk_tiles * s.split > 2147483647LL / 2) throw std::length_error("too many tiles for split-K");
     s.units = int(s.sk_tiles * s.split);
-    s.slots_per_unit = 1;
+    s.q = s.k_tiles / s.split;
+    s.rem = s.k_tiles % s.split;
+    s.slots_per_unit = 1;  // a part lies inside one tile
   } else if (s.sk_tiles > 0) {
-    s.units = int(std::min<long long>(resident, std::max<long long>(1, iterations / experiment("SK_MIN_SLICES", 1))));  // every unit at least one iteration
+    s.units = int(std::min<long long>(resident, iterations));  // every unit at least one iteration
     s.q = iterations / s.units;
     s.rem = int(iterations % s.units);
     s.slots_per_unit = 2;
   }
   s.alone_units = experiment("SK_ALONE", Variant::fixup_alone_units);
-  s.poll_ns = experiment("SK_POLL_NS", 32);
-  s.skip = experiment("SK_SKIP", 0);
   Plan plan{};
   plan.clusters = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
-  // A split-K unit waits for the other parts of its tile, which may come in a later round of units:
-  // that cannot deadlock while at least `split` clusters run (README.md).
+  // A unit waits for the other parts of its tile, which may come in a later round of units: that
+  // cannot deadlock while at least `split` clusters run (README.md).
   if (s.split > 0 && plan.clusters < s.split) throw std::runtime_error("fewer resident clusters than split-K parts");
   const std::size_t partials = std::size_t(s.units) * s.slots_per_unit * L::cluster_size * L::consumers;
   plan.partial_bytes = partials * L::partial_float4s * sizeof(float4);
@@ -748,9 +772,11 @@ Plan plan_schedule(int m, int n, int k, int resident) {
   return plan;
 }
 
-// Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer).
-// Stream-K: at most 2 slots per resident cluster, so at most clusters · 2 · 2 · 2 · 64 KiB = 512 KiB
-// per resident cluster (33 MiB on a GPU of 132 SMs); split-K in s parts: tiles · s slots.
+// Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer), 256
+// KiB and 16 bytes per slot with clusters of 2. The step (aligned parts): one slot per unit, at most
+// one unit per resident cluster: at most 66 × 256 KiB = 16.5 MiB on a GPU of 132 SMs. Even
+// distribution (stream_k_only, hybrid_even): two slots per unit, 33 MiB. Split-K in s parts (a
+// variant): tiles · s slots, which grows with the shape.
 template <class Variant>
 std::size_t workspace_bytes(Shape shape) {
   if (shape.k % 8 != 0 || shape.n % 8 != 0) return 0;  // the fallback's shapes
@@ -819,6 +845,9 @@ struct SplitK4 : SplitK2 {
 struct StreamKOnly : Config {
   static constexpr Decomposition decomposition = Decomposition::stream_k;
 };
+struct HybridEven : Config {
+  static constexpr Decomposition decomposition = Decomposition::hybrid_even;
+};
 struct FixupAlone : Config {
   static constexpr int fixup_alone_units = 1 << 30;
 };
@@ -845,6 +874,8 @@ WORKLOG_REGISTER_STEP(
         .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
         .variant("stream_k_only", "every tile's slices split evenly over the clusters", launch_config<StreamKOnly>,
                  workspace_bytes<StreamKOnly>)
+        .variant("hybrid_even", "whole waves but one, the rest's slices evenly over the clusters",
+                 launch_config<HybridEven>, workspace_bytes<HybridEven>)
         .variant("fixup_alone", "every split tile fixed up by the unit holding its slice 0 alone",
                  launch_config<FixupAlone>, workspace_bytes<FixupAlone>)
         .variant("fixup_shared", "every split tile's fixup shared by all its units", launch_config<FixupShared>,

@@ -129,12 +129,12 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint3
 // block never published (writer and reader computing different flag numbers, a block that never
 // reaches its store, more blocks launched than can be resident at once).
 template <class Site>
-__device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value, int index, unsigned sleep_ns = 32) {
+__device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value, int index) {
   if (hopper::load_acquire_gpu(flag) == value) return;
   const long long start = clock64();
   unsigned held;
   while ((held = hopper::load_acquire_gpu(flag)) != value) {
-    __nanosleep(sleep_ns);
+    __nanosleep(32);
     if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(index, value, held, true);
   }
 }

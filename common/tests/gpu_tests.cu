@@ -50,10 +50,11 @@ std::vector<Case> test_cases() {
       {2176, 2304, 72},  // 17 × 9 tiles of 128 × 256: a full wave of 132 SMs and a partial one
       // Shapes for stream-K (11), whose units' ranges of k-slices begin and end inside tiles, K not a
       // multiple of the 64-wide slice: few tiles and long K, so that every tile is split.
-      {256, 256, 8200},    // one tile of 256 × 256, 129 slices, split over every unit
-      {128, 512, 3000},    // two tiles whose lower block lies below C, 47 slices each
-      {300, 264, 10000},   // four partial tiles, 157 slices each
-      {4352, 2304, 520},   // 17 × 9 tiles of 256 × 256: two whole waves of 66 clusters, the rest split
+      {256, 256, 8200},    // one tile of 256 × 256, 129 slices, in 66 parts
+      {128, 512, 3000},    // two tiles whose lower block lies below C, 47 slices each, in 33 parts
+      {300, 264, 10000},   // four partial tiles, 157 slices each, in 16 parts
+      {1536, 1280, 2176},  // 30 tiles of 34 slices, in 2 parts: the fixup by one unit alone
+      {4352, 2304, 2056},  // 17 × 9 tiles of 256 × 256: two whole waves of 66 clusters, 21 tiles in 3 parts
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {

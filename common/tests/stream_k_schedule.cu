@@ -149,10 +149,11 @@ void check_schedule(Shape shape, int resident) {
 }
 
 const std::vector<Shape> shapes = {
-    {1, 1, 8},          {64, 64, 64},       {136, 264, 200},    {192, 264, 1032},  {256, 256, 8200},
+    {1, 1, 8},          {64, 64, 64},       {136, 264, 200},    {192, 264, 2056},  {256, 256, 8200},
     {128, 512, 3000},   {300, 264, 10000},  {512, 512, 16384},  {1024, 1024, 1024}, {1024, 1024, 8192},
     {1536, 1536, 1536}, {2048, 2048, 2048}, {3072, 3072, 3072}, {4096, 4096, 4096}, {2176, 2304, 72},
     {8192, 8192, 512},  {256, 256, 65536},  {4352, 4352, 4352}, {130, 4000, 600},   {65536, 128, 1024},
+    {1536, 1280, 2176}, {4352, 2304, 2056},
 };
 const std::vector<int> resident_counts = {66, 132, 5, 64};
 
@@ -177,24 +178,44 @@ TEST_CASE("stream-K schedule: the fixup alone, the fixup shared") {
 }
 TEST_CASE("stream-K schedule: no clusters") { check_all<NoCluster>(); }
 
+TEST_CASE("stream-K schedule: the even deals of every tile and of all but the whole waves") {
+  check_all<StreamKOnly>();
+  check_all<HybridEven>();
+}
+
 TEST_CASE("stream-K schedule: the rule on the shapes README.md draws (66 clusters of 2)") {
-  auto split_of = [](Shape shape) { return plan_schedule<Config>(shape.m, shape.n, shape.k, 66).schedule; };
-  // 3072³: 144 cluster tiles = 2 waves of 66 + 12: the last 12 and one wave split, one wave whole.
-  const Schedule cube3072 = split_of({3072, 3072, 3072});
+  auto schedule_of = [](Shape shape) { return plan_schedule<Config>(shape.m, shape.n, shape.k, 66).schedule; };
+  // 3072³: 144 cluster tiles = 2 waves of 66 + 12: the 12 in 5 parts of 10, 10, 10, 9, 9 slices.
+  const Schedule cube3072 = schedule_of({3072, 3072, 3072});
   CHECK(cube3072.tiles == 144);
-  CHECK(cube3072.sk_tiles == 78);
-  CHECK(cube3072.units == 66);
-  CHECK(cube3072.q == 78 * 48 / 66);
-  // 1024 × 1024 × 8192: 16 tiles of 128 slices, all split over 66 units of 31 or 32 slices.
-  const Schedule long_k = split_of({1024, 1024, 8192});
+  CHECK(cube3072.sk_tiles == 12);
+  CHECK(cube3072.split == 5);
+  CHECK(cube3072.units == 60);
+  CHECK(cube3072.begin(1) - cube3072.begin(0) == 10);
+  CHECK(cube3072.begin(5) - cube3072.begin(4) == 9);
+  CHECK(cube3072.begin(5) == 48);
+  // 1024 × 1024 × 8192: 16 tiles of 128 slices, each in 4 parts of 32: 64 units.
+  const Schedule long_k = schedule_of({1024, 1024, 8192});
   CHECK(long_k.tiles == 16);
   CHECK(long_k.sk_tiles == 16);
-  CHECK(long_k.q == 31);
-  CHECK(long_k.rem == 2);
-  // 2048³: 64 tiles on 66 clusters, 32 slices each: splitting would save one slice a cluster.
-  CHECK(split_of({2048, 2048, 2048}).sk_tiles == 0);
+  CHECK(long_k.split == 4);
+  CHECK(long_k.units == 64);
+  // 512 × 512 × 16384: 4 tiles of 256 slices, 16 parts each.
+  CHECK(schedule_of({512, 512, 16384}).split == 16);
+  // 1024³: 16 tiles in 4 parts would save 12 slices of 16, less than a fixup costs: whole tiles.
+  CHECK(schedule_of({1024, 1024, 1024}).sk_tiles == 0);
+  // 1536³ (36 tiles), 2048³ (64), 4096³ (3 waves + 58), 8192³ (15 waves + 34): ⌊66 / r⌋ = 1.
+  CHECK(schedule_of({1536, 1536, 1536}).sk_tiles == 0);
+  CHECK(schedule_of({2048, 2048, 2048}).sk_tiles == 0);
+  CHECK(schedule_of({4096, 4096, 4096}).sk_tiles == 0);
+  CHECK(schedule_of({8192, 8192, 8192}).sk_tiles == 0);
   // K = 72: two slices per tile, nothing worth a fixup.
-  CHECK(split_of({2176, 2304, 72}).sk_tiles == 0);
+  CHECK(schedule_of({2176, 2304, 72}).sk_tiles == 0);
   // Whole waves: 33 × 4 = 132 cluster tiles = 2 waves of 66.
-  CHECK(split_of({8448, 1024, 4096}).sk_tiles == 0);
+  CHECK(schedule_of({8448, 1024, 4096}).sk_tiles == 0);
+  // The even deal (hybrid_even): 3072³ splits the last 12 tiles and one wave, 78, over 66 units.
+  const Schedule even = plan_schedule<HybridEven>(3072, 3072, 3072, 66).schedule;
+  CHECK(even.sk_tiles == 78);
+  CHECK(even.units == 66);
+  CHECK(even.split == 0);
 }
