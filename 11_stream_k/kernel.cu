@@ -32,8 +32,6 @@
 // by one unit alone or always shared, and no clusters. Shapes TMA cannot describe (K or N not a
 // multiple of 8) are handed to step 08's kernel.
 
-#include <cstdlib>
-
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -167,8 +165,9 @@ struct Schedule {
     }
     return low;
   }
-  // The slot of unit u's partial sum of the tile whose slices it takes from k_begin on: stream-K
-  // keeps one for the tile a range begins inside (k_begin > 0) and one for the tile it ends inside.
+  // The slot of unit u's partial sum of the tile whose slices it takes from k_begin on: a part has
+  // one; a range dealt evenly one for the tile it begins inside (k_begin > 0), one for the tile it
+  // ends inside.
   __host__ __device__ int slot(int u, int k_begin) const {
     return slots_per_unit == 1 ? u : 2 * u + (k_begin == 0 ? 1 : 0);
   }
@@ -687,12 +686,6 @@ int resident_clusters() {
   return count;
 }
 
-// EXPERIMENT (temporary): knobs from the environment, for one device run.
-int experiment(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : fallback;
-}
-
 // Which tiles are split, and how: sk_tiles (the first, in grouped order), each in `split` parts of
 // its k-slices, or (split 0) with all their iterations dealt evenly over the units.
 struct Division {
@@ -710,7 +703,7 @@ struct Division {
 template <class Variant>
 Division divide(long long tiles, int k_tiles, int clusters) {
   const long long waves = tiles / clusters, remainder = tiles % clusters;
-  const long long fixup = experiment("SK_FIXUP_SLICES", Variant::fixup_slices);
+  constexpr long long fixup = Variant::fixup_slices;
   switch (Variant::decomposition) {
     case Decomposition::data_parallel: return {0, 0};
     case Decomposition::stream_k: return {tiles, 0};
@@ -759,7 +752,7 @@ Plan plan_schedule(int m, int n, int k, int resident) {
     s.rem = int(iterations % s.units);
     s.slots_per_unit = 2;
   }
-  s.alone_units = experiment("SK_ALONE", Variant::fixup_alone_units);
+  s.alone_units = Variant::fixup_alone_units;
   Plan plan{};
   plan.clusters = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
   // A unit waits for the other parts of its tile, which may come in a later round of units: that

@@ -124,6 +124,13 @@ __device__ __forceinline__ void store_release_gpu(unsigned* flag, unsigned value
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
 }
 
+// Loads `flag` with no ordering: for polling, before one load_acquire_gpu of the value seen.
+__device__ __forceinline__ unsigned load_relaxed_gpu(const unsigned* flag) {
+  unsigned value;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // Loads `flag`; the accesses of this thread that follow it see everything the releasing thread
 // published with the value read.
 __device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* flag) {

@@ -124,19 +124,23 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint3
 }
 
 // Waits until the flag in global memory at `flag` (number `index` of the step's flags) holds
-// `value`, reading it with acquire semantics (hopper.cuh: load_acquire_gpu), or reports (as Site)
-// and traps after watchdog_cycles. The flag is another block's: a wait that never ends means that
-// block never published (writer and reader computing different flag numbers, a block that never
-// reaches its store, more blocks launched than can be resident at once).
+// `value`, or reports (as Site) and traps after watchdog_cycles. It polls with relaxed loads and
+// reads the value once more with acquire semantics (hopper.cuh), so that what the writer published
+// before its release is visible after the wait, without an acquire (and its cache invalidation) on
+// every poll. The flag is another block's: a wait that never ends means that block never published
+// (writer and reader computing different flag numbers, a block that never reaches its store, more
+// blocks launched than can be resident at once).
 template <class Site>
 __device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value, int index) {
-  if (hopper::load_acquire_gpu(flag) == value) return;
-  const long long start = clock64();
-  unsigned held;
-  while ((held = hopper::load_acquire_gpu(flag)) != value) {
-    __nanosleep(32);
-    if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(index, value, held, true);
+  if (hopper::load_relaxed_gpu(flag) != value) {
+    const long long start = clock64();
+    unsigned held;
+    while ((held = hopper::load_relaxed_gpu(flag)) != value) {
+      __nanosleep(32);
+      if (clock64() - start > watchdog_cycles) watchdog_expired<Site>(index, value, held, true);
+    }
   }
+  (void)hopper::load_acquire_gpu(flag);  // holds `value`: flags only move forward within a launch
 }
 
 }  // namespace worklog
