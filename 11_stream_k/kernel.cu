@@ -857,7 +857,7 @@ struct NoCluster : Config {
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.
 WORKLOG_REGISTER_STEP(
     Step<__half>{"11_stream_k", launch_config<Config>}
-        .adds("stream-K: whole waves data-parallel, the rest split evenly over the clusters, fixed-order fixup")
+        .adds("stream-K: whole waves data-parallel, the remaining tiles in k-parts over all clusters, fixed-order fixup")
         .reuses_tile(Config::cluster_size * Config::block_tile_m, Config::block_tile_n)
         .needs_compute_capability(90, 90)
         .needs_workspace(workspace_bytes<Config>)
