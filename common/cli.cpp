@@ -132,7 +132,10 @@ cuBLAS on the same random inputs, checks the result, and times both.
   --no-check            skip the comparison with cuBLAS
   --no-cublas           run no cuBLAS at all (implies --no-check): only this step's kernel runs,
                         as the compute-sanitizer tests want
-  --csv FILE            append one result row to FILE (header written when FILE is new)
+  --csv FILE            append one result row to FILE (header written when FILE is new; FILE is
+                        created only when the row is written); its last columns, bad_count,
+                        first_bad_row, first_bad_col, expected, obtained, are the check's verdict
+                        for programs (empty when unchecked; the last four empty when it passed)
   --device D            CUDA device index (default 0)
   --variant V           run the step's variant V instead (steps that measure techniques one by
                         one register them; an unknown V lists the known ones)

@@ -1,6 +1,5 @@
 #include "run_step.hpp"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -22,7 +21,7 @@ namespace worklog {
 namespace {
 
 template <class Input>
-int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, std::FILE* csv) {
+int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop) {
   const RunInfo info = describe_run(prop);
   std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
@@ -57,7 +56,7 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   CUDA_CHECK(cudaDeviceSynchronize());
 
   print_result(step.name, precision_name<Input>(), o, r);
-  if (csv) append_csv(csv, info, step.name, step.adds, precision_name<Input>(), o, r);
+  if (!o.csv_path.empty()) append_csv(o.csv_path, info, step.name, step.adds, precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
     std::fprintf(stderr,
                  "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
@@ -87,16 +86,17 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
     std::fputs(usage_text(step.name).c_str(), stdout);
     return exit_ok;
   }
-  std::FILE* csv = nullptr;
-  if (!o.csv_path.empty() && !(csv = std::fopen(o.csv_path.c_str(), "a")))
-    return error(exit_bad_argument, "cannot open --csv file '" + o.csv_path + "': " + std::strerror(errno));
+  // A --csv file that cannot be written is refused now, but created only when its row is written.
+  if (!o.csv_path.empty())
+    if (const auto problem = csv_output_problem(o.csv_path))
+      return error(exit_bad_argument, "cannot open --csv file '" + o.csv_path + "': " + *problem);
 
   int code = exit_ok;
   try {
     const cudaDeviceProp prop = select_device(o.device);
     if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
     require_device_memory(o.shape, sizeof(Input), o.check);
-    code = o.profile == ProfileTarget::none ? measure(step, o, prop, csv) : profile_once(step, o);
+    code = o.profile == ProfileTarget::none ? measure(step, o, prop) : profile_once(step, o);
   } catch (const Failure& f) {
     code = error(f.exit_code, f.message);
   } catch (const CudaError& e) {
@@ -107,7 +107,6 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
   } catch (const std::exception& e) {
     code = error(exit_cuda_error, e.what());
   }
-  if (csv) std::fclose(csv);
   return code;
 }
 

@@ -175,9 +175,8 @@ int main(int argc, char** argv) {
       print_cases();
       return 0;
     }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: GPU tests skipped\n");
+  if (const auto none = no_cuda_device()) {  // no driver, a driver too old, or no GPU: said in words
+    std::printf("%s: GPU tests skipped\n", none->message.c_str());
     return exit_no_device;  // 77: CTest's SKIP_RETURN_CODE
   }
   // Take --step NAME (or --step=NAME) out of the arguments; doctest gets the rest.

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "exit_codes.hpp"
 #include "gemm_math.hpp"
+#include "no_device.hpp"
 #include "reference.hpp"
 #include "swizzle.hpp"
 
@@ -133,6 +135,51 @@ TEST_CASE("usage text names every flag and the exit codes") {
                            "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--help",
                            "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
+}
+
+TEST_CASE("exit codes: one value each, as --help and CTest know them") {
+  // The step executables' codes, each listed by --help as "<value> <meaning>".
+  const std::string text = usage_text("01_naive");
+  const std::vector<std::pair<ExitCode, const char*>> step_codes = {
+      {exit_ok, "0 ok"},
+      {exit_check_failed, "1 check failed"},
+      {exit_bad_argument, "2 bad argument"},
+      {exit_does_not_fit, "3 does not fit"},
+      {exit_unsupported_gpu, "4 unsupported GPU"},
+      {exit_cuda_error, "5 CUDA/cuBLAS error"},
+      {exit_no_device, "77 no CUDA device"}};
+  for (const auto& [code, listed] : step_codes) {
+    CAPTURE(listed);
+    CHECK(text.find(listed) != std::string::npos);
+    CHECK(std::to_string(int(code)) == std::string(listed).substr(0, std::string(listed).find(' ')));
+  }
+  // The drivers' and the lab kit's own codes come after the steps' and never reuse one.
+  const std::set<int> all = {exit_ok,         exit_check_failed,   exit_bad_argument,      exit_does_not_fit,
+                             exit_unsupported_gpu, exit_cuda_error, exit_tool_missing, exit_no_counter_access,
+                             exit_cannot_grade, exit_no_device};
+  CHECK(all.size() == 10);
+  CHECK(exit_no_device == 77);  // CTest's SKIP_RETURN_CODE for the GPU tests (common/tests/CMakeLists.txt)
+}
+
+TEST_CASE("no device: the reason in words a reader can act on") {
+  // No libcuda: the runtime calls that an insufficient driver, and the driver version is 0.
+  CHECK(no_device_reason(DeviceCount::insufficient_driver, 0, 13000, "CUDA driver version is insufficient", nullptr) ==
+        "no NVIDIA driver found (libcuda cannot be loaded)");
+  CHECK(no_device_reason(DeviceCount::insufficient_driver, 12040, 13000, "x", nullptr) ==
+        "the NVIDIA driver is too old for this program: it supports CUDA up to 12.4, and the program was built "
+        "with CUDA 13.0; install a driver for CUDA 13.0 or newer, or build with a CUDA Toolkit the driver supports");
+  CHECK(no_device_reason(DeviceCount::none, 13000, 13000, "x", nullptr) ==
+        "no CUDA device found (the NVIDIA driver is loaded but reports no GPU)");
+  CHECK(no_device_reason(DeviceCount::none, 13000, 13000, "x", "") ==
+        "no CUDA device found (the NVIDIA driver is loaded; CUDA_VISIBLE_DEVICES='' may hide the GPUs)");
+  CHECK(no_device_reason(DeviceCount::other_error, 13000, 13000, "initialization error", nullptr) ==
+        "no usable CUDA device (the NVIDIA driver is loaded but does not start: initialization error)");
+  CHECK(no_device_reason(DeviceCount::some, 13000, 13000, "", nullptr).empty());
+  CHECK(cuda_version_text(12080) == "12.8");
+  // Nothing sends a reader without a driver to upgrade one.
+  for (DeviceCount count : {DeviceCount::none, DeviceCount::insufficient_driver, DeviceCount::other_error})
+    CHECK(no_device_reason(count, 0, 13000, "CUDA driver version is insufficient for CUDA runtime version", nullptr)
+              .find("insufficient") == std::string::npos);
 }
 
 TEST_CASE("ceil_div does not overflow") {
