@@ -8,13 +8,15 @@ lab/README.md. Python standard library only.
     python3 lab/lab.py check [--steps all] [--source DIR]
 
 Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
-regions). Exit codes:
-  0   done (grade: report.md, results.json and grading.json written, whatever the scores)
-  1   check or release: a LAB marker is malformed, or a solution line would leak into the copy
-  2   bad command line or input file (unknown step, step without LAB regions, rubric, cases)
-  3   grade: the grading machine cannot grade (a tool is missing, the reference does not build)
-  4   grade: this GPU cannot run a chosen step
-  77  grade: no CUDA device
+regions). Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
+  0   exit_ok: done (grade: report.md, results.json and grading.json written, whatever the scores)
+  1   exit_check_failed: check or release: a LAB marker is malformed, or a solution would leak
+  2   exit_bad_argument: bad command line or input file (unknown step, step without LAB regions,
+      rubric, cases)
+  4   exit_unsupported_gpu: grade: this GPU cannot run a chosen step
+  8   exit_cannot_grade: grade: this machine cannot grade (a tool is missing, the reference does
+      not build)
+  77  exit_no_device: grade: no CUDA device
 """
 import argparse
 import json
@@ -25,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labkit import grading, release, report  # noqa: E402
+from labkit import exit_codes, grading, release, report  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
@@ -33,7 +35,6 @@ from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, releas
                           resolve_steps)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-EXIT_OK, EXIT_MARKERS_OR_LEAK, EXIT_BAD_ARGUMENT = 0, 1, 2
 
 
 def fail(message, code):
@@ -69,8 +70,8 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line and exit code 2 like every other bad input."""
 
     def error(self, message):
-        print(f"lab.py {self.prog.split()[-1]}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_BAD_ARGUMENT)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)  # "lab.py: ..." or "lab.py release: ..."
+        sys.exit(exit_codes.EXIT_BAD_ARGUMENT)
 
 
 def parse_args(argv):
@@ -117,10 +118,10 @@ def command_release(args):
         for leak in e.leaks:
             print(f"  {leak}", file=sys.stderr)
         return fail(f"{e}; nothing was written (move the LAB markers so that no solution line is left outside "
-                    "the regions)", EXIT_MARKERS_OR_LEAK)
+                    "the regions)", exit_codes.EXIT_CHECK_FAILED)
     print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
           + ", ".join(steps) + "; instructions for students in LAB.md")
-    return EXIT_OK
+    return exit_codes.EXIT_OK
 
 
 def command_check(args):
@@ -143,7 +144,7 @@ def command_check(args):
         for leak in leaks:
             print(f"  {leak}")
         problems += len(leaks)
-    return EXIT_MARKERS_OR_LEAK if problems else EXIT_OK
+    return exit_codes.EXIT_CHECK_FAILED if problems else exit_codes.EXIT_OK
 
 
 def gradable_steps(reference, spec):
@@ -171,10 +172,10 @@ def command_grade(args):
     for tool in ("cmake", "ctest"):
         if not shutil.which(tool):
             return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it",
-                        grading.EXIT_CANNOT_GRADE)
+                        exit_codes.EXIT_CANNOT_GRADE)
     devices, gpu = grading.cuda_devices()
     if devices == 0:
-        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", grading.EXIT_NO_DEVICE)
+        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", exit_codes.EXIT_NO_DEVICE)
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))
@@ -188,7 +189,7 @@ def command_grade(args):
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     write_outputs(record, args.out)
-    return EXIT_OK
+    return exit_codes.EXIT_OK
 
 
 def write_outputs(record, out):
@@ -206,9 +207,9 @@ def main(argv=None):
     try:
         return {"release": command_release, "grade": command_grade, "check": command_check}[args.command](args)
     except UsageError as e:
-        return fail(str(e), EXIT_BAD_ARGUMENT)
+        return fail(str(e), exit_codes.EXIT_BAD_ARGUMENT)
     except MarkerError as e:
-        return fail(str(e), EXIT_MARKERS_OR_LEAK)
+        return fail(str(e), exit_codes.EXIT_CHECK_FAILED)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ sweep.png. With --profile (profile.csv from ncu_profile.py), table.md gains the 
 The table needs only Python; the charts need matplotlib (plots/requirements.txt): without it, the
 table is still written and one warning says how to get the charts. draw_results() runs this on
 the results in one folder with a Python that has matplotlib (run_worklog.py and ncu_profile.py).
-Exit codes: 0 written (also when a chart had to be left out, with a warning); 2 bad input, with
-one line starting "make_plots: error:" and nothing written.
+Exit codes (common/exit_codes.hpp, read through common/exit_codes.py): 0 exit_ok, written (also
+when a chart had to be left out, with a warning); 2 exit_bad_argument, bad input, with one line
+starting "make_plots: error:" and nothing written.
 """
 import argparse
 import importlib.util
@@ -20,11 +21,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import plots_env
-from arguments import add_peak_arguments
-from profile_csv import gpu_name, limited_by_step, load_profile, roofline_points
-from results_csv import InputError, load_rows, square_rows
-from results_table import build_table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import plots_env  # noqa: E402
+from arguments import add_peak_arguments  # noqa: E402
+from profile_csv import gpu_name, limited_by_step, load_profile, roofline_points  # noqa: E402
+from results_csv import InputError, load_rows, square_rows  # noqa: E402
+from results_table import build_table  # noqa: E402
 
 
 def parse_args(argv):
@@ -82,7 +85,7 @@ def draw_charts(args, rows, sweep, profile, out):
 
 
 def main(argv=None):
-    """Run the command line; return the exit code (0 written, 2 bad input)."""
+    """Run the command line; return the exit code (exit_ok written, exit_bad_argument bad input)."""
     args = parse_args(argv)
     try:  # read and check every input before writing anything
         rows = load_rows(args.csv) if args.csv else None
@@ -90,7 +93,7 @@ def main(argv=None):
         profile = load_profile(args.profile) if args.profile else None
     except InputError as e:
         print(f"make_plots: error: {e}", file=sys.stderr)
-        return 2
+        return exit_codes.EXIT_BAD_ARGUMENT
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -106,7 +109,7 @@ def main(argv=None):
             written += draw_charts(args, rows, sweep, profile, out)
     for path in written:
         print(path)
-    return 0
+    return exit_codes.EXIT_OK
 
 
 def draw_results(out, venv, who, extra=()):
@@ -123,7 +126,7 @@ def draw_results(out, venv, who, extra=()):
         python = plots_env.python_with_matplotlib(venv, say=lambda line: print(f"{who}: {line}", flush=True))
     except plots_env.Unavailable as e:
         code = main(plot_args + ["--table-only"])
-        if code == 0:
+        if code == exit_codes.EXIT_OK:
             table = " and table.md" if "--csv" in plot_args else ""
             print(f"{who}: charts not drawn, for want of matplotlib: {e}. The CSVs{table} are in {out}. "
                   f"For the charts, install matplotlib ({sys.executable} -m pip install -r "

@@ -112,11 +112,11 @@ class ArgumentTest(unittest.TestCase):
 
     def test_main_runs_then_sweep_runs(self):
         args = self.parse("--iters", "5", "--warmup", "0")
-        runs = run_worklog.main_runs(args, list(SIX_STEPS))
+        runs = run_worklog.main_runs(args, list(SIX_STEPS), Path("o"))
         self.assertEqual(len(runs), 6)
         self.assertEqual(runs[0], ("01_naive", 4096, ["--warmup", "0", "--iters", "5"],
                                    Path("o/worklog.csv")))
-        sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"])
+        sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"], Path("o"))
         self.assertEqual(len(sweep), 2 * 16)
         self.assertEqual(sweep[0], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10"],
                                     Path("o/sweep.csv")))
@@ -249,11 +249,23 @@ class FakeStepsTest(unittest.TestCase):
         bin_dir = make_bin_dir(self.root, {"01_naive": 0, "02_block_tiling": 77, "03_thread_coarsening": 0})
         code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--no-sweep")
         self.assertEqual(code, 77)
-        self.assertEqual(stderr.splitlines(),
-                         ["02_block_tiling: error: fake failure",  # the step's own line, then ours
-                          "run_worklog: no CUDA device; the worklog needs an NVIDIA GPU"])
+        self.assertEqual(stderr.splitlines(),  # one line, with the step's reason
+                         ["run_worklog: no CUDA device; the worklog needs an NVIDIA GPU (02_block_tiling: fake failure)"])
         self.assertEqual(len(self.calls()), 2)  # 03 never ran
         self.assertFalse((self.out / "table.md").exists())
+
+    def test_no_cuda_device_at_the_first_step_leaves_the_results_as_they_were(self):
+        self.out.mkdir()
+        (self.out / "worklog.csv").write_text("the rows of an earlier run\n")
+        bin_dir = make_bin_dir(self.root, {"01_naive": 77, "02_block_tiling": 0})
+        code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual(code, 77, stderr)
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["worklog.csv"])
+        self.assertEqual((self.out / "worklog.csv").read_text(), "the rows of an earlier run\n")
+        fresh = self.root / "fresh"
+        code, _, _ = run_driver("--bin-dir", bin_dir, "--out", fresh)
+        self.assertEqual(code, 77)
+        self.assertFalse(fresh.exists())  # no empty folder, no empty CSV
 
     def test_other_exit_code_stops_with_1(self):
         bin_dir = make_bin_dir(self.root, {"01_naive": 3, "02_block_tiling": 0})
