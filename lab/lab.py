@@ -2,13 +2,15 @@
 """The course lab kit: student copies made from the solutions, and a grader. Instructors: see
 lab/README.md. Python standard library only.
 
-    python3 lab/lab.py release --steps 02,04 --out DIR [--rubric FILE] [--source DIR]
+    python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR]
     python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR]
                              [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
     python3 lab/lab.py check [--steps all] [--source DIR]
 
 Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
-regions). Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
+regions). A release leaves out every step after the first one it hands out, unless --keep names
+it: later steps build on earlier ones, so their code carries the solutions.
+Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
   0   exit_ok: done (grade: report.md, results.json and grading.json written, whatever the scores)
   1   exit_check_failed: check or release: a LAB marker is malformed, or a solution would leak
   2   exit_bad_argument: bad command line or input file (unknown step, step without LAB regions,
@@ -85,6 +87,9 @@ def parse_args(argv):
     rel.add_argument("--rubric", type=existing_file, help="rubric to describe in LAB.md (default lab/rubric.json)")
     rel.add_argument("--source", type=existing_folder, default=REPOSITORY,
                      help="tree with the solutions to copy (default: this repository)")
+    rel.add_argument("--keep", default="",
+                     help="later steps to copy as they are (by default every step after the first one handed out "
+                          "is left out: its code carries the solutions); the leak check still applies")
 
     grade = commands.add_parser("grade", help="grade a submission's kernels")
     grade.add_argument("--submission", required=True, type=existing_folder,
@@ -110,37 +115,53 @@ def command_release(args):
     rubric = load_rubric(args.rubric)
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps)
+    keep = resolve_steps(source, args.keep, require_regions=False) if args.keep.strip() else []
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise UsageError(f"--out {args.out} exists and is not an empty folder")
     try:
-        plan = release.release(source, steps, args.out, rubric)
+        plan = release.release(source, steps, args.out, rubric, keep)
     except release.LeakError as e:
         for leak in e.leaks:
             print(f"  {leak}", file=sys.stderr)
-        return fail(f"{e}; nothing was written (move the LAB markers so that no solution line is left outside "
-                    "the regions)", exit_codes.EXIT_CHECK_FAILED)
+        earlier = [s for s in release.leaked_steps(e.leaks, discover_steps(source)) if s < min(steps)]
+        hint = (f"hand out {', '.join(earlier)} with it (--steps {','.join(s[:2] for s in sorted(earlier + steps))}), "
+                "or move the LAB markers" if earlier else "move the LAB markers")
+        return fail(f"{e}; nothing was written ({hint} so that no solution is left outside the regions)",
+                    exit_codes.EXIT_CHECK_FAILED)
+    withheld = f"; left out, as later steps: {', '.join(plan.withheld)}" if plan.withheld else ""
     print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
-          + ", ".join(steps) + "; instructions for students in LAB.md")
+          + ", ".join(steps) + withheld + "; instructions for students in LAB.md")
     return exit_codes.EXIT_OK
 
 
 def command_check(args):
-    """For authors of steps: every marker well formed, and releasing each step alone leaks no line."""
+    """For authors of steps: every marker well formed, and releasing each step leaks nothing: alone,
+    or, where its solution repeats an earlier step's code, together with that step (said so)."""
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps, require_regions=False)
     rubric = load_rubric()
     problems = 0
     handed_out = released_steps(source)
+    every_step = discover_steps(source)
     for step in steps:
         regions = regions_of(source, step)
         if not regions:
             print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
                                                 if step in handed_out else "(it cannot be handed out)"))
             continue
-        leaks = release.Plan(source, [step], rubric).leaks()
+        plan = release.Plan(source, [step], rubric)
+        leaks = plan.leaks()
         lines = sum(len(r.solution) for r in regions)
-        leak_count = f", {len(leaks)} LEAK(S)" if leaks else ""
-        print(f"{step}: {len(regions)} region(s), {lines} solution line(s){leak_count}")
+        later = f"; its release leaves out {', '.join(plan.withheld)}" if plan.withheld else ""
+        earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
+        if leaks and earlier and not release.Plan(source, sorted(earlier + [step]), rubric).leaks():
+            print(f"{step}: {len(regions)} region(s), {lines} solution line(s){later}; hand it out with "
+                  f"{', '.join(earlier)}: its solution repeats their code")
+            for leak in leaks:
+                print(f"  {leak}")
+            continue
+        print(f"{step}: {len(regions)} region(s), {lines} solution line(s)"
+              + (f", {len(leaks)} LEAK(S)" if leaks else "") + later)
         for leak in leaks:
             print(f"  {leak}")
         problems += len(leaks)

@@ -90,8 +90,9 @@ def read_step_list(bin_dir):
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"cannot read the list of steps {path} ({e.strerror}): --bin-dir must be the "
-                      "build's bin folder, where the build writes it") from None
+        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"cannot read the list of steps {path} ({e.strerror}): "
+                                                 "--bin-dir must be the build's bin folder, where the build writes it"
+                   ) from None
     steps = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not steps:
         raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"{path} lists no steps")

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import unittest
-from pathlib import Path
 
 from lab_test_support import REPOSITORY, TemporaryFolderTest
 

@@ -250,7 +250,8 @@ class FakeStepsTest(unittest.TestCase):
         code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--no-sweep")
         self.assertEqual(code, 77)
         self.assertEqual(stderr.splitlines(),  # one line, with the step's reason
-                         ["run_worklog: no CUDA device; the worklog needs an NVIDIA GPU (02_block_tiling: fake failure)"])
+                         ["run_worklog: no CUDA device; the worklog needs an NVIDIA GPU "
+                          "(02_block_tiling: fake failure)"])
         self.assertEqual(len(self.calls()), 2)  # 03 never ran
         self.assertFalse((self.out / "table.md").exists())
 
