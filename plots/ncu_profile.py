@@ -364,7 +364,7 @@ def read_outcome(output, returncode, step):
         raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU"
                                    + (f" ({step}: {said.group(1)})" if said else ""))
     if app_code == exit_codes.EXIT_UNSUPPORTED_GPU:
-        reason = said.group(1) if said else "the step cannot run on this GPU (exit code 4)"
+        reason = said.group(1) if said else f"the step cannot run on this GPU (exit code {app_code})"
         return Outcome(None, None, reason, None)
     ran = re.search(rf"{re.escape(step)}: profiled .* precision (\w+),", output)
     if ran and app_code is None:

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import markers, tokens
+from . import exit_codes, markers, tokens
 from .steps import (KERNEL, NOT_RELEASED, RELEASE_RECORD, UsageError, discover_steps, later_steps, registrations,
                     repository_files, without_registrations)
 
@@ -221,8 +221,8 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
         if step in hopper:
             lines.append("Its warps wait on mbarriers that only the code you write completes (the TMA copies, the "
                          "release of a stage): until then the kernel's watchdog ends the wait, and the run stops with "
-                         "the watchdog's message (a CUDA error, exit code 5) instead of hanging; the tests report "
-                         "that as a failure.")
+                         f"the watchdog's message (a CUDA error, exit code {exit_codes.EXIT_CUDA_ERROR}) instead of "
+                         "hanging; the tests report that as a failure.")
         lines.append("")
     lines += [
         "Only these files are graded: " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + ". Edits anywhere else "
