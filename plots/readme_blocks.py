@@ -420,7 +420,7 @@ def measured(results, step):
     step run before it."""
     all_rows = latest_per_step(results.worklog())
     mine = _step_rows(all_rows, step, "worklog.csv")
-    lines = [f"Measured by `run_worklog.py` on {_run_line(mine[-1])}; the step and "
+    lines = [f"`run_worklog.py` on {_run_line(mine[-1])}; the step and "
              f"{cublas_name(mine[-1]['precision'])} timed in alternation in the same process "
              "(`plots/results/worklog.csv`):", ""]
     table = []
