@@ -60,9 +60,9 @@ EXIT_CURRENT, EXIT_STALE, EXIT_BAD_INPUT = 0, 1, 2
 
 BEGIN = re.compile(r"<!-- BEGIN generated: (\S+) -->")
 END = re.compile(r"<!-- END generated: (\S+) -->")
-ANY_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b")  # what a mistyped marker still starts with
+ANY_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b", re.IGNORECASE)  # what a mistyped marker still starts with
 CELL = re.compile(r"<!-- cell: (.*?) -->(.*?)<!-- /cell -->")
-ANY_CELL = re.compile(r"<!--\s*/?cell\b")
+ANY_CELL = re.compile(r"<!--\s*/?cell\b", re.IGNORECASE)
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 NOTE = "<!-- written by plots/readme_blocks.py from {}; do not edit -->"
