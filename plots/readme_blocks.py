@@ -35,6 +35,10 @@ Its `run` column is the process (1, 2, 3) or, where only the range over the proc
 run_worklog.py --publish and ncu_profile.py --publish call refresh() after copying their results:
 when the folder is a checkout's plots/results, its READMEs are rewritten from them.
 
+A new block is a function of the results (a Results) returning Markdown, registered with
+@block(NAME, "its.csv", ...) (argument="what" for NAME/ARGUMENT names); it raises Missing, with a
+message, for what the results lack. A new results CSV needs nothing here to be quoted by cells.
+
 Exit codes: 0 every block and cell is current (--check) or written (--write); 1 --check found some
 that differ; 2 bad input: a marker or cell that cannot be read, an unknown block, a missing CSV or
 row (nothing written), or bad arguments. Needs only the Python standard library.
