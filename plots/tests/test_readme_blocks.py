@@ -19,6 +19,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's fake steps
 
+import python_without_matplotlib  # noqa: E402
 import readme_blocks  # noqa: E402
 import results_csv  # noqa: E402
 import results_table  # noqa: E402
@@ -362,10 +363,12 @@ class RunWorklogPublishTest(unittest.TestCase):
             readme = checkout / "README.md"
             readme.write_text("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops")
                               + " TFLOP/s.\n\n" + block("measured/02_block_tiling"), encoding="utf-8")
+            (root / "wheels").mkdir()  # no package index: without matplotlib, the table alone, at once
             done = subprocess.run([sys.executable, str(PLOTS / "run_worklog.py"), "--bin-dir", str(bin_dir),
                                    "--out", str(root / "out"), "--no-sweep", "--size", "64",
                                    "--publish", str(checkout / "plots" / "results")],
-                                  capture_output=True, text=True, timeout=120)
+                                  capture_output=True, text=True, timeout=120,
+                                  env=python_without_matplotlib.offline_pip_environment(root / "wheels"))
             self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
             self.assertIn("run_worklog: 1 README(s) rewritten from", done.stdout)
             text = readme.read_text(encoding="utf-8")
