@@ -44,6 +44,7 @@ from pathlib import Path
 
 import make_plots
 import plots_env
+import readme_blocks
 from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int
 from profile_csv import CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals, write_profile
 from run_worklog import NO_DEVICE, UNSUPPORTED_GPU, Stop, built_steps, publish
@@ -530,6 +531,7 @@ def main(argv=None):
     write_outputs(args, rows)
     if args.publish:
         publish(args.out, args.publish, PUBLISHED)
+        readme_blocks.refresh(args.publish, "ncu_profile")  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))

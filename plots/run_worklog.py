@@ -29,6 +29,7 @@ from pathlib import Path
 
 import make_plots
 import plots_env
+import readme_blocks
 from arguments import add_venv_argument, int_at_least, positive_int
 from results_csv import InputError, load_rows
 
@@ -205,6 +206,7 @@ def run_worklog(args):
         return code
     if args.publish:
         publish(args.out, args.publish)
+        readme_blocks.refresh(args.publish, "run_worklog")  # a checkout's plots/results: its READMEs
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED verification: " + ", ".join(failed), file=sys.stderr)
