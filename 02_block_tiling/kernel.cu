@@ -12,8 +12,7 @@
 // (per slice a block loads 2 · 32 · 32 floats, 8 KiB, for 2 · 32³ FLOP). The inner loop now runs out of shared memory: 2 shared
 // loads per FMA, which becomes the next limit (step 03).
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 16.7 ms, 8.24 TFLOP/s, 16.1% of cuBLAS SGEMM (1.83× step 01).
-// Details and the arithmetic: README.md in this directory.
+// The measured figures, the details and the arithmetic: README.md in this directory.
 
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -73,6 +72,8 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 
 }  // namespace
 
-WORKLOG_REGISTER_STEP(float, {"02_block_tiling", "shared-memory tiles of A and B", launch, tile, tile, 0})
+WORKLOG_REGISTER_STEP(Step<float>{"02_block_tiling", launch}
+                          .adds("shared-memory tiles of A and B")
+                          .reuses_tile(tile, tile))
 
 }  // namespace worklog

@@ -12,8 +12,7 @@
 // schedulers mostly waiting on those loads. Step 06 gives each warp several accumulators that
 // share fragments.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 5.09 ms, 27.0 TFLOP/s, 3.7% of cuBLAS in FP16 (8192³: 27.7 TFLOP/s).
-// Details and the arithmetic: README.md in this directory.
+// The measured figures, the details and the arithmetic: README.md in this directory.
 
 #include "step.hpp"
 #include "wmma_tiles.cuh"
@@ -67,6 +66,9 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
 }  // namespace
 
 // Each warp fetches its A and B fragments itself: the fetch is shared by one 16 × 16 tile.
-WORKLOG_REGISTER_STEP(__half, {"05_wmma", "tensor cores: one warp per 16x16 tile", launch, 16, 16, 70})
+WORKLOG_REGISTER_STEP(Step<__half>{"05_wmma", launch}
+                          .adds("tensor cores: one warp per 16x16 tile")
+                          .reuses_tile(16, 16)
+                          .needs_compute_capability(70))
 
 }  // namespace worklog

@@ -10,15 +10,12 @@
 // mma_sync (05: 2 loads per mma_sync), so global traffic per FLOP falls 4× and the arithmetic
 // intensity rises from 8 to 32 FLOP/byte; the 16 independent accumulators keep the tensor cores
 // busy while the next loads are in flight, and the warps of one block share rows of A and
-// columns of B in L1. (Measured on an H200 at 8192³: 4 warps of 64 × 64 ran at 107 TFLOP/s,
-// 8 warps of 64 × 32 at 74, 8 warps of 32 × 64 at 71: reuse per warp beats warps per block.)
+// columns of B in L1. (README.md measures the alternatives: reuse per warp beats warps per block.)
 // What it still lacks (cuBLAS has all of these): tiles staged once in shared memory for every warp
 // of the block, asynchronous copies that overlap loads with math, and on Hopper the warpgroup
 // instructions (wgmma) that feed the tensor cores from shared memory directly.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21) at 4096³: 1.29 ms, 106.3 TFLOP/s, 14.4% of cuBLAS in
-// FP16; at 8192³: 107.4 TFLOP/s, 3.9× step 05.
-// Details and the arithmetic: README.md in this directory.
+// The measured figures, the details and the arithmetic: README.md in this directory.
 
 #include "step.hpp"
 #include "wmma_tiles.cuh"
@@ -76,8 +73,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     // a row of B fragments, each serving fragments_m. Slices that lie wholly inside the matrices
     // (all but the edges) load straight from global memory without per-fragment edge tests. This
     // special case over load_fragment() is measured, not cosmetic: routing every fragment through
-    // load_fragment(), whose edge path stages and calls __syncwarp, ran at 65 TFLOP/s instead of
-    // 107 at 8192³ on the H200.
+    // load_fragment(), whose edge path stages and calls __syncwarp, costs about a third of the speed
+    // (README.md).
     const bool interior = a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n &&
                           k0 + fragment_size <= p.k;
     if (interior) {
@@ -133,6 +130,9 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream) {
 }  // namespace
 
 // Fragments come from global memory per warp, so the fetch is shared by one warp tile.
-WORKLOG_REGISTER_STEP(__half, {"06_multiwarp_wmma", "4 warps, 64x64 warp tiles: fragment reuse", launch, warp_tile_m, warp_tile_n, 70})
+WORKLOG_REGISTER_STEP(Step<__half>{"06_multiwarp_wmma", launch}
+                          .adds("4 warps, 64x64 warp tiles: fragment reuse")
+                          .reuses_tile(warp_tile_m, warp_tile_n)
+                          .needs_compute_capability(70))
 
 }  // namespace worklog

@@ -22,12 +22,9 @@
 // Above all, the copies no longer stall the warps: in 06 a warp waited
 // for its loads before each slice's products; here the data for a slice was requested stages − 1
 // slices earlier, so the latency of global memory (hundreds of cycles) hides behind the tensor-core
-// work. With 74 KiB of shared memory and 240 registers per thread, two blocks share an SM, so one
+// work. With 74 KiB of shared memory per block, two blocks share an SM, so one
 // block's barrier waits hide behind the other's products.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21), step and cuBLAS timed in alternation: 4096³ 0.455 ms,
-// 302 TFLOP/s, 40.9% of cuBLAS FP16; 8192³ 300 TFLOP/s, 42.0%, 2.8× step 06. Stages 2 / 3 / 4 at
-// 8192³: 259 / 290 / 300 TFLOP/s.
 // Details and the arithmetic: README.md in this directory.
 
 #include <cstdint>
@@ -42,14 +39,28 @@ namespace {
 
 using namespace wmma_tiles;  // wmma, FragmentA, FragmentB, Accumulator, fragment_size
 
+// ---- Configuration ------------------------------------------------------------------------------
+// One knob a line; README.md measures the choices (tile shape, slice, stages) against the others.
+struct Config {
+  static constexpr int block_tile_m = 128;  // rows of C per block: 2 warp tiles high
+  static constexpr int block_tile_n = 128;  // columns of C per block: 2 warp tiles wide, 4 warps in all
+  static constexpr int block_tile_k = 32;   // K per pipeline stage: 18.5 KiB a stage keeps two blocks on an SM
+  static constexpr int warp_tile_m = 64;    // a warp's rows: 4 WMMA fragments, each A fragment reused 4 times
+  static constexpr int warp_tile_n = 64;    // a warp's columns: 16 accumulators (128 floats) per thread, as in 06
+  static constexpr int stages = 4;          // pipeline buffers: 3 slices in flight while one is multiplied
+  static constexpr int group_rows = 8;      // grouped block order: tile rows per group (1 = row-major)
+};
+
 constexpr int chunk_halves = 8;  // one 16-byte copy
 constexpr int row_padding = 8;   // halves (16 bytes) added to every shared-memory row of A and B
 
 // The shared memory of one configuration: `stages` buffers, each the A tile (block_tile_m rows of
 // block_tile_k halves) followed by the B tile (block_tile_k rows of block_tile_n halves), every
 // row padded. After the main loop the same bytes are the warps' staging areas for C.
-template <int block_tile_m, int block_tile_n, int block_tile_k, int warp_tile_m, int warp_tile_n, int stages>
-struct Layout {
+template <class Config>
+struct Layout : Config {
+  using Config::block_tile_m, Config::block_tile_n, Config::block_tile_k, Config::warp_tile_m, Config::warp_tile_n,
+      Config::stages;
   static_assert(warp_tile_m % fragment_size == 0, "warp_tile_m must be a multiple of 16 (the WMMA fragment)");
   static_assert(warp_tile_n % fragment_size == 0, "warp_tile_n must be a multiple of 16 (the WMMA fragment)");
   static_assert(block_tile_m % warp_tile_m == 0, "block_tile_m must be a multiple of warp_tile_m");
@@ -83,7 +94,7 @@ struct Layout {
   static constexpr int pipeline_bytes = stages * stage_halves * int(sizeof(__half));
   static constexpr int epilogue_bytes = warps * c_staging_floats * int(sizeof(float));
   static constexpr int shared_bytes = pipeline_bytes > epilogue_bytes ? pipeline_bytes : epilogue_bytes;
-  static_assert(shared_bytes <= 227 * 1024,
+  static_assert(shared_bytes <= max_shared_bytes_per_block,
                 "stages * (A tile + B tile) exceeds the 227 KiB of shared memory a block may have (sm_90): "
                 "lower stages, block_tile_k or the block tile");
 };
@@ -103,21 +114,21 @@ __device__ __forceinline__ CopyPosition copy_position(int e) {
 
 // aligned: A's and B's rows start on 16-byte boundaries (K and N multiples of 8, 16-byte-aligned
 // base pointers), so tiles move by cp.async; otherwise by element-wise loads (async_copy.cuh).
-template <int block_tile_m, int block_tile_n, int block_tile_k, int warp_tile_m, int warp_tile_n, int stages,
-          bool aligned>
-__global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>::threads)
-    async_pipeline_gemm(GemmProblem<__half> p, int group_rows) {
+template <class Config, bool aligned>
+__global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(GemmProblem<__half> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching
 #else
-  using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
+  using L = Layout<Config>;
+  constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
+  constexpr int warp_tile_m = L::warp_tile_m, warp_tile_n = L::warp_tile_n, stages = L::stages;
   constexpr int fragments_m = warp_tile_m / fragment_size;  // accumulators along the rows of a warp tile
   constexpr int fragments_n = warp_tile_n / fragment_size;  // and along its columns
   constexpr int k_steps = block_tile_k / fragment_size;     // WMMA k-steps per slice
   extern __shared__ __align__(128) unsigned char shared[];
   __half* const tiles = reinterpret_cast<__half*>(shared);
 
-  const TileOrigin block = grouped_block_tile_origin(p.m, p.n, block_tile_m, block_tile_n, group_rows);
+  const TileOrigin block = grouped_block_tile_origin(p.m, p.n, block_tile_m, block_tile_n, L::group_rows);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_row = (warp / L::warps_n) * warp_tile_m;  // this warp's tile, inside the block tile
   const int warp_col = (warp % L::warps_n) * warp_tile_n;
@@ -261,54 +272,49 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
 #endif
 }
 
-// The configuration, measured (README.md: tile shape, slice, stages). 128 × 128 tile of C per block,
-// 4 warps in 2 × 2, each a 64 × 64 warp tile (16 accumulators, 128 floats per thread, as in 06); K in
-// slices of 32; 4 pipeline buffers of (128 × 40 + 32 × 136) halves = 18.5 KiB each: 74 KiB of shared
-// memory, so two blocks share an SM and one's barrier waits hide behind the other's products.
-constexpr int block_tile_m = 128, block_tile_n = 128, block_tile_k = 32;
-constexpr int warp_tile_m = 64, warp_tile_n = 64;
-constexpr int stages = 4;
-constexpr int group_rows = 8;  // grouped block order: tile rows per group (1 = row-major)
+// ---- Launch -----------------------------------------------------------------------------------------
 
-// One configuration of the kernel, both variants: cp.async where every row of A and B starts on a
-// 16-byte boundary, element-wise loads otherwise (with the step's own slice and stage count).
-template <int slice_k, int stage_count, int tile_m = block_tile_m, int tile_n = block_tile_n>
-void launch_with(const GemmProblem<__half>& p, cudaStream_t stream, int group_order_rows) {
-  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b)) {
-    using L = Layout<tile_m, tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count>;
-    launch_over_tiles<async_pipeline_gemm<tile_m, tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count, true>>(
-        p, tile_m, tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
-  } else {
-    using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
-    launch_over_tiles<async_pipeline_gemm<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages, false>>(
-        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
-  }
+// cp.async where every row of A and B starts on a 16-byte boundary; element-wise loads otherwise,
+// always in the step's own configuration (variants change the aligned path only).
+template <class Variant>
+void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
+    launch_over_tiles<async_pipeline_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
+                                                          Layout<Variant>::threads, Layout<Variant>::shared_bytes, stream);
+  else
+    launch_over_tiles<async_pipeline_gemm<Config, false>>(p, Config::block_tile_m, Config::block_tile_n,
+                                                          Layout<Config>::threads, Layout<Config>::shared_bytes, stream);
 }
 
-// The step, and variants that change one knob (--variant NAME; the GPU tests run them all).
-void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, group_rows); }
-void launch_k64(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<64, 3>(p, stream, group_rows); }
-void launch_stages2(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 2>(p, stream, group_rows); }
-void launch_stages3(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 3>(p, stream, group_rows); }
-void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, 1); }
-void launch_tile_128x256(const GemmProblem<__half>& p, cudaStream_t stream) {
-  launch_with<64, 4, 128, 256>(p, stream, group_rows);
-}
+// Variants that change one knob (--variant NAME; README.md tabulates them, the GPU tests run them all).
+struct K64 : Config {
+  static constexpr int block_tile_k = 64, stages = 3;
+};
+struct Stages2 : Config {
+  static constexpr int stages = 2;
+};
+struct Stages3 : Config {
+  static constexpr int stages = 3;
+};
+struct RowMajor : Config {
+  static constexpr int group_rows = 1;
+};
+struct Tile128x256 : Config {
+  static constexpr int block_tile_n = 256, block_tile_k = 64;
+};
 
 }  // namespace
 
 // One fetch of A and B from global memory now serves the whole block tile.
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "cp.async pipeline, tiles shared in smem", launch, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/k64", "K slices of 64, 3 stages", launch_k64, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/stages2", "2 pipeline stages (double buffering)", launch_stages2,
-                               block_tile_m, block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/stages3", "3 pipeline stages", launch_stages3, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/row_major", "row-major block order instead of grouped",
-                               launch_row_major, block_tile_m, block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline/tile_128x256", "128 x 256 tiles of 8 warps, K slices of 64, 4 stages",
-                               launch_tile_128x256, 128, 256, 80})
+WORKLOG_REGISTER_STEP(Step<__half>{"07_async_pipeline", launch_config<Config>}
+                          .adds("cp.async pipeline, tiles shared in smem")
+                          .reuses_tile(Config::block_tile_m, Config::block_tile_n)
+                          .needs_compute_capability(80)
+                          .variant("k64", "K slices of 64, 3 stages", launch_config<K64>)
+                          .variant("stages2", "2 pipeline stages (double buffering)", launch_config<Stages2>)
+                          .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
+                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
+                          .variant("tile_128x256", "128 x 256 tiles of 8 warps, K slices of 64, 4 stages",
+                                   launch_config<Tile128x256>, Tile128x256::block_tile_m, Tile128x256::block_tile_n))
 
 }  // namespace worklog

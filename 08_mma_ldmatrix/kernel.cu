@@ -22,9 +22,7 @@
 // Padding cost 07 16 bytes per shared-memory row; the swizzle costs none. The inner loop is now nothing but ldmatrix and mma.sync: 8 LDSM per 32 HMMA for a 64 × 64
 // warp tile.
 //
-// Measured on an H200 (CUDA 13.0, 2026-11-21), step and cuBLAS timed in alternation: 4096³ 0.304 ms,
-// 453 TFLOP/s, 60.6% of cuBLAS FP16, 1.5× step 07; 8192³ 395–434 TFLOP/s, 56–58% of cuBLAS. The
-// mma.sync ceiling (build/bin/08_mma_ldmatrix_mma_peak): 647 TFLOP/s; 08 reaches 70% of it.
+// The mma.sync ceiling of the GPU: build/bin/08_mma_ldmatrix_mma_peak measures it (README.md compares).
 // Details and the arithmetic: README.md in this directory.
 
 #include <cstdint>
@@ -40,6 +38,23 @@ namespace {
 
 using namespace mma_sync;
 
+// ---- Configuration ------------------------------------------------------------------------------
+// One knob a line; README.md measures the choices (K slices of 64 against 32, 4 stages against 3).
+struct Config {
+  static constexpr int block_tile_m = 128;  // rows of C per block: 2 warp tiles high
+  static constexpr int block_tile_n = 256;  // columns of C per block: 4 warp tiles wide, 8 warps in all
+  static constexpr int block_tile_k = 64;   // K per stage: 48 KiB a stage, half the barriers of slices of 32
+  static constexpr int warp_tile_m = 64;    // a warp's rows: 4 A fragments of 16
+  static constexpr int warp_tile_n = 64;    // a warp's columns: 8 B fragments; 128 accumulator floats per thread
+  static constexpr int stages = 4;          // pipeline buffers: 192 KiB of shared memory, 3 slices in flight
+  static constexpr int group_rows = 8;      // grouped block order: tile rows per group (1 = row-major)
+};
+// The element-wise path (rows not 16-byte aligned) keeps slices of 32: with 64 its loads spill
+// registers (ptxas reports spill stores).
+struct UnalignedConfig : Config {
+  static constexpr int block_tile_k = 32;
+};
+
 constexpr int chunk_halves = 8;  // one 16-byte chunk: a cp.async, an ldmatrix row
 constexpr int mma_m = 16, mma_n = 8, mma_k = 16;
 
@@ -48,8 +63,10 @@ constexpr bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 // The shared memory of one configuration: `stages` buffers, each the A tile (block_tile_m rows of
 // block_tile_k halves) followed by the B tile (block_tile_k rows of block_tile_n halves), both
 // dense and swizzled.
-template <int block_tile_m, int block_tile_n, int block_tile_k, int warp_tile_m, int warp_tile_n, int stages>
-struct Layout {
+template <class Config>
+struct Layout : Config {
+  using Config::block_tile_m, Config::block_tile_n, Config::block_tile_k, Config::warp_tile_m, Config::warp_tile_n,
+      Config::stages;
   static_assert(warp_tile_m % mma_m == 0, "warp_tile_m must be a multiple of 16 (the m of m16n8k16)");
   static_assert(warp_tile_n % (2 * mma_n) == 0,
                 "warp_tile_n must be a multiple of 16 (one ldmatrix.x4.trans loads 16 columns of B: two n8 fragments)");
@@ -73,7 +90,7 @@ struct Layout {
   static constexpr int a_tile_bytes = block_tile_m * a_row_bytes;
   static constexpr int stage_bytes = a_tile_bytes + block_tile_k * b_row_bytes;
   static constexpr int shared_bytes = stages * stage_bytes;
-  static_assert(shared_bytes <= 227 * 1024,
+  static_assert(shared_bytes <= max_shared_bytes_per_block,
                 "stages * (A tile + B tile) exceeds the 227 KiB of shared memory a block may have (sm_90): "
                 "lower stages, block_tile_k or the block tile");
 
@@ -99,21 +116,21 @@ struct Fragments {
 
 // aligned: A's and B's rows start on 16-byte boundaries, tiles move by cp.async; otherwise by
 // element-wise loads (async_copy.cuh).
-template <int block_tile_m, int block_tile_n, int block_tile_k, int warp_tile_m, int warp_tile_n, int stages,
-          bool aligned>
-__global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>::threads)
-    mma_ldmatrix_gemm(GemmProblem<__half> p, int group_rows) {
+template <class Config, bool aligned>
+__global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(GemmProblem<__half> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching
 #else
-  using L = Layout<block_tile_m, block_tile_n, block_tile_k, warp_tile_m, warp_tile_n, stages>;
+  using L = Layout<Config>;
+  constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
+  constexpr int warp_tile_m = L::warp_tile_m, warp_tile_n = L::warp_tile_n, stages = L::stages;
   constexpr int fragments_m = warp_tile_m / mma_m;  // A fragments (16 rows each) per warp tile
   constexpr int fragments_n = warp_tile_n / mma_n;  // B fragments (8 columns each) per warp tile
   constexpr int k_steps = block_tile_k / mma_k;     // mma k-steps per slice
   extern __shared__ __align__(128) unsigned char shared[];
   const unsigned shared_base = shared_address(shared);
 
-  const TileOrigin block = grouped_block_tile_origin(p.m, p.n, block_tile_m, block_tile_n, group_rows);
+  const TileOrigin block = grouped_block_tile_origin(p.m, p.n, block_tile_m, block_tile_n, L::group_rows);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_row = (warp / L::warps_n) * warp_tile_m;  // this warp's tile, inside the block tile
   const int warp_col = (warp % L::warps_n) * warp_tile_n;
@@ -298,48 +315,41 @@ __global__ void __launch_bounds__(Layout<block_tile_m, block_tile_n, block_tile_
 #endif
 }
 
-// The configuration, measured (README.md: K slices of 64 against 32, 4 stages against 3).
-// 128 × 256 tile of C per block, 8 warps in 2 × 4, each a 64 × 64 warp tile (4 × 8 accumulators
-// of 16 × 8: 128 floats per thread, plus two fragment sets of 32 registers); K in slices of 64;
-// 4 pipeline buffers of (128 × 64 + 64 × 256) halves = 48 KiB each: 192 KiB of shared memory.
-constexpr int block_tile_m = 128, block_tile_n = 256, block_tile_k = 64;
-constexpr int warp_tile_m = 64, warp_tile_n = 64;
-constexpr int stages = 4;
-// The element-wise path (rows not 16-byte aligned) keeps slices of 32: with 64 its loads spill
-// registers (ptxas: 44 bytes of spill stores).
-constexpr int unaligned_tile_k = 32;
-constexpr int group_rows = 8;  // grouped block order: tile rows per group (1 = row-major)
+// ---- Launch -----------------------------------------------------------------------------------------
 
-// One configuration of the kernel, both variants: cp.async where every row of A and B starts on a
-// 16-byte boundary, element-wise loads otherwise (with the step's own slice and stage count).
-template <int slice_k, int stage_count>
-void launch_with(const GemmProblem<__half>& p, cudaStream_t stream, int group_order_rows) {
-  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b)) {
-    using L = Layout<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count>;
-    launch_over_tiles<mma_ldmatrix_gemm<block_tile_m, block_tile_n, slice_k, warp_tile_m, warp_tile_n, stage_count, true>>(
-        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
-  } else {
-    using L = Layout<block_tile_m, block_tile_n, unaligned_tile_k, warp_tile_m, warp_tile_n, stages>;
-    launch_over_tiles<mma_ldmatrix_gemm<block_tile_m, block_tile_n, unaligned_tile_k, warp_tile_m, warp_tile_n, stages, false>>(
-        p, block_tile_m, block_tile_n, L::threads, L::shared_bytes, stream, group_order_rows);
-  }
+// cp.async where every row of A and B starts on a 16-byte boundary; element-wise loads otherwise,
+// in UnalignedConfig (variants change the aligned path only).
+template <class Variant>
+void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
+    launch_over_tiles<mma_ldmatrix_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
+                                                        Layout<Variant>::threads, Layout<Variant>::shared_bytes, stream);
+  else
+    launch_over_tiles<mma_ldmatrix_gemm<UnalignedConfig, false>>(p, UnalignedConfig::block_tile_m,
+                                                                 UnalignedConfig::block_tile_n,
+                                                                 Layout<UnalignedConfig>::threads,
+                                                                 Layout<UnalignedConfig>::shared_bytes, stream);
 }
 
-// The step, and variants that change one knob (--variant NAME; the GPU tests run them all).
-void launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, group_rows); }
-void launch_k32(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<32, 4>(p, stream, group_rows); }
-void launch_stages3(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, 3>(p, stream, group_rows); }
-void launch_row_major(const GemmProblem<__half>& p, cudaStream_t stream) { launch_with<block_tile_k, stages>(p, stream, 1); }
+// Variants that change one knob (--variant NAME; README.md tabulates them, the GPU tests run them all).
+struct K32 : Config {
+  static constexpr int block_tile_k = 32;
+};
+struct Stages3 : Config {
+  static constexpr int stages = 3;
+};
+struct RowMajor : Config {
+  static constexpr int group_rows = 1;
+};
 
 }  // namespace
 
-WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix", "mma.sync + ldmatrix, swizzled smem", launch, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/k32", "K slices of 32, 4 stages", launch_k32, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/stages3", "3 pipeline stages", launch_stages3, block_tile_m,
-                               block_tile_n, 80})
-WORKLOG_REGISTER_STEP(__half, {"08_mma_ldmatrix/row_major", "row-major block order instead of grouped",
-                               launch_row_major, block_tile_m, block_tile_n, 80})
+WORKLOG_REGISTER_STEP(Step<__half>{"08_mma_ldmatrix", launch_config<Config>}
+                          .adds("mma.sync + ldmatrix, swizzled smem")
+                          .reuses_tile(Config::block_tile_m, Config::block_tile_n)
+                          .needs_compute_capability(80)
+                          .variant("k32", "K slices of 32, 4 stages", launch_config<K32>)
+                          .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
+                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>))
 
 }  // namespace worklog

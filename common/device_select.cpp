@@ -60,7 +60,7 @@ std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDevice
   const std::string needed = highest == 0        ? dotted(lowest) + " or newer"
                              : highest == lowest ? dotted(lowest) + " exactly"
                                                  : dotted(lowest) + " to " + dotted(highest);
-  return Failure{exit_unsupported_gpu, std::string(step.name) + " needs compute capability " + needed + "; " +
+  return Failure{exit_unsupported_gpu, step.name + " needs compute capability " + needed + "; " +
                                            prop.name + " is " + dotted(cc)};
 }
 

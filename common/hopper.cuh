@@ -1,5 +1,7 @@
-// Hopper (sm_90a) building blocks shared by steps 09 and 10: one small wrapper per PTX
-// instruction, named after what it does. Three families:
+// Hopper (sm_90a) instructions used by the steps from 09 on: one small wrapper per PTX instruction,
+// named after what it does, with the operand ranges PTX sets checked where they are compile-time
+// constants. How the steps combine them (the pipeline, the descriptors, the epilogues) is each
+// step's own, in its kernel.cu. Three families:
 //   - mbarriers: shared-memory barriers that count arrivals *and* bytes delivered by the copy engine;
 //   - the tensor memory accelerator (TMA): one thread copies a whole 2-D tile between global and
 //     shared memory, described by a CUtensorMap (tensor_map.hpp builds it on the host);
@@ -18,11 +20,15 @@
 
 namespace worklog::hopper {
 
-// The shapes every Hopper step here is built on.
-constexpr int warpgroup_threads = 128;                          // 4 warps issue one wgmma together
-constexpr int swizzle_bytes = 128;                              // the TMA/wgmma swizzle span
+// The shapes of the instructions below.
+constexpr int warpgroup_threads = 128;                     // 4 warps issue one wgmma together
+constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;  // one wgmma.m64n256k16
+// The 128-byte swizzle of TMA and wgmma: rows of 128 bytes in atoms of 8 rows (1024 bytes, aligned
+// to 1024), the 16-byte chunk c of row r stored at chunk c ^ (r % 8): swizzled_chunk(r, c, 8) of
+// swizzle.hpp, whose comment says why this spreads a column of chunks over all the banks.
+constexpr int swizzle_bytes = 128;
+constexpr int swizzle_atom_bytes = 8 * swizzle_bytes;
 constexpr int swizzle_halves = swizzle_bytes / sizeof(__half);  // 64 FP16 per swizzled row
-constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;       // one wgmma.m64n256k16
 
 // ---- Clusters -----------------------------------------------------------------------------------
 
@@ -44,7 +50,7 @@ __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.w
 // expect_tx has landed. Waiters name the phase they wait for by its parity (0, 1, 0, ...), so a
 // ring of stages needs no reset: stage s is in phase (use / stages) & 1.
 
-// Sets the barrier's arrival count for each phase.
+// Sets the barrier's arrival count for each phase (PTX: 1 to 2^20 − 1).
 __device__ __forceinline__ void mbarrier_init(std::uint64_t* barrier, std::uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(barrier)), "r"(count) : "memory");
 }
@@ -97,9 +103,13 @@ __device__ __forceinline__ bool mbarrier_try_wait(std::uint64_t* barrier, std::u
   return done != 0;
 }
 
-__device__ __forceinline__ void mbarrier_wait(std::uint64_t* barrier, std::uint32_t parity) {
-  while (!mbarrier_try_wait(barrier, parity)) {
-  }
+// The wait itself, a loop around mbarrier_try_wait with a watchdog, is watchdog.cuh's mbarrier_wait.
+
+// The global nanosecond timer (%globaltimer; it ticks in steps of a microsecond or so).
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
 }
 
 // ---- Tensor memory accelerator ------------------------------------------------------------------
@@ -141,15 +151,19 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap& map, const void*
 // Waits until at most `pending` of this thread's bulk store groups are still reading shared memory.
 template <int pending>
 __device__ __forceinline__ void bulk_store_wait_read() {
+  static_assert(pending >= 0, "bulk_store_wait_read: pending counts groups, at least 0");
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(pending) : "memory");
 }
 
 // Waits until all of this thread's bulk stores have completed (written global memory).
 __device__ __forceinline__ void bulk_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
-// Synchronizes the `threads` threads (whole warps) that use named barrier `id` (1-15; 0 is __syncthreads's).
-__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+// Synchronizes the `threads` threads (whole warps) that use named barrier `id` (PTX: 0-15; 0 is
+// __syncthreads's, so the steps use 1-15).
+template <int threads>
+__device__ __forceinline__ void named_barrier_sync(int id) {
+  static_assert(threads > 0 && threads % 32 == 0, "named_barrier_sync: threads must be whole warps");
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(threads) : "memory");
 }
 
 // Closes the group of bulk stores issued so far by this thread.
@@ -162,20 +176,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 
 // ---- Warpgroup MMA ------------------------------------------------------------------------------
 
-// A shared-memory matrix descriptor for a tile stored with the 128-byte swizzle that TMA wrote:
-// rows of 128 bytes, 16-byte chunks XOR-ed with (row % 8), in atoms of 8 rows = 1024 bytes that
-// must start 1024-byte aligned. Fields (in 16-byte units): start address (bits 0-13), leading-
-// dimension byte offset (16-29), stride-dimension byte offset (32-45); swizzle mode 1 = 128 B
-// (bits 62-63). What the two offsets mean depends on the operand's major-ness (see the step's README):
-//   K-major (A here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
-//   MN-major (B here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
-//                      one 64-element-wide column block to the next.
-__device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std::uint32_t leading_bytes,
-                                                           std::uint32_t stride_bytes) {
-  return std::uint64_t((shared_address(tile) & 0x3FFFF) >> 4) | std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16 |
-         std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32 | std::uint64_t(1) << 62;
-}
-
 // Orders this warpgroup's register and shared-memory accesses before the wgmma that follows.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 
@@ -185,6 +185,7 @@ __device__ __forceinline__ void wgmma_commit_group() { asm volatile("wgmma.commi
 // Waits until at most `pending` of this warpgroup's wgmma groups are still running.
 template <int pending>
 __device__ __forceinline__ void wgmma_wait_group() {
+  static_assert(pending >= 0, "wgmma_wait_group: pending counts groups, at least 0");
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(pending) : "memory");
 }
 
@@ -197,10 +198,11 @@ __device__ __forceinline__ void fence_registers(float (&values)[count]) {
   for (int i = 0; i < count; ++i) asm volatile("" : "+f"(values[i])::"memory");
 }
 
-// D(64×256, FP32) += A(64×16, FP16) · B(16×256, FP16), both from shared memory: A K-major (rows of A
-// contiguous in k), B MN-major (rows of B contiguous in n: the "transpose" flag, last immediate = 1).
-// Scale factors of A and B are +1; the predicate `accumulate` is always true (D is zeroed by the caller). Thread t of the warpgroup holds d[8j + {0,1}] = D[r][8j/2 + c],
-// see the step's README for the layout.
+// D(64×256, FP32) += A(64×16, FP16) · B(16×256, FP16), both from shared memory, each described by a
+// 64-bit matrix descriptor (step 09's kernel.cu builds them): A K-major (rows of A contiguous in k),
+// B MN-major (rows of B contiguous in n: the "transpose" flag, last immediate = 1). Scale factors of A
+// and B are +1; the predicate `accumulate` is always true (the caller zeroes D). Which thread holds
+// which element of D: the comment on store_accumulators in step 09's kernel.cu.
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_descriptor,
                                                  std::uint64_t b_descriptor) {
 #define WORKLOG_D8(i) \
@@ -228,69 +230,20 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 #undef WORKLOG_D8
 }
 
-// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64n256k16,
-// each this warpgroup's 64 rows of the A tile (K-major, 128-byte swizzled rows of 64 k) times 16 rows
-// of the B tile (MN-major: 64-column boxes of 128-byte rows, `b_box_bytes` apart), into acc. The
-// caller commits the group and waits for it.
-template <int block_tile_k>
-__device__ __forceinline__ void wgmma_stage(float (&acc)[128], const unsigned char* a_tile,
-                                            const unsigned char* b_tile, int consumer, int b_box_bytes) {
-  wgmma_fence();
-  fence_registers(acc);
-#pragma unroll
-  for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
-    // A: this consumer's 64 rows (64 · 128 bytes further), k-step kk 32 bytes into each row; the
-    // leading offset is unused with this swizzle, the stride is one 8-row atom (1024 bytes).
-    const std::uint64_t a_desc =
-        matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, 1024);
-    // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
-    // 64-column box to the next, the stride one atom of 8 k-rows (1024 bytes).
-    const std::uint64_t b_desc = matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, 1024);
-    wgmma_m64n256k16(acc, a_desc, b_desc);
-  }
-}
-
-// Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
-// (row0, col0), only inside C (beta == 0: C is not read). Needs N a multiple of 2 and C 8-byte
-// aligned (the TMA path guarantees both).
-// wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
-// chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and of
-// the row 8 below (acc[4j+2], acc[4j+3]). Each pair of columns goes out as one 8-byte store.
-template <class Problem>
-__device__ __forceinline__ void store_accumulators(const float (&acc)[128], const Problem& p, long long row0,
-                                                   long long col0) {
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const long long row_top = row0 + warp * 16 + lane / 4;
-#pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    const long long col = col0 + j * 8 + 2 * (lane % 4);
-    if (col >= p.n) continue;  // N even, col even: col + 1 < N too
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const long long row = row_top + half * 8;
-      if (row >= p.m) continue;
-      float2* out = reinterpret_cast<float2*>(p.c + row * p.n + col);
-      float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
-      if (p.beta != 0.0f) {
-        const float2 old = *out;
-        value.x += p.beta * old.x;
-        value.y += p.beta * old.y;
-      }
-      *out = value;
-    }
-  }
-}
-
 // ---- Registers per warpgroup --------------------------------------------------------------------
 
 // Gives registers back to the pool (a warpgroup that only issues copies needs few)...
 template <int registers>
 __device__ __forceinline__ void setmaxnreg_decrease() {
+  static_assert(registers >= 24 && registers <= 256 && registers % 8 == 0,
+                "setmaxnreg: registers must be a multiple of 8 from 24 to 256");
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(registers));
 }
 // ...so that the warpgroups holding accumulators can take more.
 template <int registers>
 __device__ __forceinline__ void setmaxnreg_increase() {
+  static_assert(registers >= 24 && registers <= 256 && registers % 8 == 0,
+                "setmaxnreg: registers must be a multiple of 8 from 24 to 256");
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(registers));
 }
 

@@ -13,6 +13,12 @@
 
 namespace worklog {
 
+// The most dynamic shared memory one block may have on the GPUs this worklog builds for (sm_90:
+// 227 KiB, after the opt-in of allow_dynamic_shared_memory below; sm_80 allows 163 KiB, sm_86/89
+// 99 KiB, so the biggest configurations of 07 and 08 run on Hopper alone and the launch reports it
+// elsewhere).
+inline constexpr int max_shared_bytes_per_block = 227 * 1024;
+
 // The 32-bit shared-memory address that PTX's shared-memory operands take.
 __device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));

@@ -30,7 +30,7 @@ int profile_once(const Step<Input>& step, const Options& o) {
   run();
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaProfilerStop());
-  std::printf("%s: profiled %s once, precision %s, %dx%dx%d\n", step.name,
+  std::printf("%s: profiled %s once, precision %s, %dx%dx%d\n", step.name.c_str(),
               o.profile == ProfileTarget::cublas ? "cuBLAS" : "the step's kernel", precision_name<Input>(), o.shape.m,
               o.shape.n, o.shape.k);
   std::fflush(stdout);

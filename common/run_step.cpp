@@ -15,6 +15,7 @@
 #include "precision_traits.hpp"
 #include "profile_run.hpp"
 #include "report.hpp"
+#include "watchdog.hpp"
 
 namespace worklog {
 
@@ -55,13 +56,14 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  print_result(step.name, precision_name<Input>(), o, r);
-  if (!o.csv_path.empty()) append_csv(o.csv_path, info, step.name, step.adds, precision_name<Input>(), o, r);
+  print_result(step.name.c_str(), precision_name<Input>(), o, r);
+  if (!o.csv_path.empty())
+    append_csv(o.csv_path, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
     std::fprintf(stderr,
                  "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
                  "expected %.8g, obtained %.8g\n",
-                 step.name, (unsigned long long)r.check.bad_count, r.check.first_bad_row, r.check.first_bad_col,
+                 step.name.c_str(), (unsigned long long)r.check.bad_count, r.check.first_bad_row, r.check.first_bad_col,
                  r.check.expected, r.check.obtained);
     return exit_check_failed;
   }
@@ -71,21 +73,11 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
 }  // namespace
 
 template <class Input>
-int run_step(int argc, char** argv, const Step<Input>& step) {
+int run_step(const Options& o, const Step<Input>& step) {
   auto error = [&](int code, const std::string& message) {
-    std::fprintf(stderr, "%s: error: %s\n", step.name, message.c_str());
+    std::fprintf(stderr, "%s: error: %s\n", step.name.c_str(), message.c_str());
     return code;
   };
-  Options o;
-  try {
-    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const UsageError& e) {
-    return error(exit_bad_argument, e.message);
-  }
-  if (o.help) {
-    std::fputs(usage_text(step.name).c_str(), stdout);
-    return exit_ok;
-  }
   // A --csv file that cannot be written is refused now, but created only when its row is written.
   if (!o.csv_path.empty())
     if (const auto problem = csv_output_problem(o.csv_path))
@@ -102,6 +94,8 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
   } catch (const CudaError& e) {
     // A binary built for other GPUs has no kernel for this one: that is an unsupported GPU.
     const bool no_image = e.code == cudaErrorNoKernelImageForDevice || e.code == cudaErrorUnsupportedPtxVersion;
+    // A kernel whose barrier wait never ended left its watchdog's line (watchdog.cuh): say it first.
+    if (const auto watchdog = watchdog_message()) std::fprintf(stderr, "%s\n", watchdog->c_str());
     code = error(no_image ? exit_unsupported_gpu : exit_cuda_error,
                  e.what() + std::string(no_image ? " (rebuild for this GPU: CMAKE_CUDA_ARCHITECTURES)" : ""));
   } catch (const std::exception& e) {
@@ -111,32 +105,35 @@ int run_step(int argc, char** argv, const Step<Input>& step) {
 }
 
 int run_registered_step(const char* name, int argc, char** argv) {
-  // --variant picks "<name>/<variant>"; the rest of the command line is run_step's.
-  std::string chosen = name;
-  for (int i = 1; i < argc; ++i) {
-    const std::string word = argv[i];
-    if (word == "--variant" && i + 1 < argc) chosen += "/" + std::string(argv[i + 1]);
-    else if (word.rfind("--variant=", 0) == 0) chosen += "/" + word.substr(10);
-  }
-  const RegisteredStep* step = find_step(chosen);
-  if (!step && chosen != name) {
-    std::string known;
-    for (const RegisteredStep& s : step_registry())
-      if (std::string(s.name()).rfind(std::string(name) + "/", 0) == 0)
-        known += (known.empty() ? "" : ", ") + std::string(s.name()).substr(std::strlen(name) + 1);
-    std::fprintf(stderr, "%s: error: unknown --variant '%s' (known: %s)\n", name, chosen.c_str() + std::strlen(name) + 1,
-                 known.empty() ? "none" : known.c_str());
-    return exit_bad_argument;
-  }
+  const RegisteredStep* step = find_step(name);
   if (!step) {  // a build mistake, not a user's: add_worklog_step names the executable after its step
     std::fprintf(stderr, "%s: error: no step called '%s' is linked into this executable\n", argv[0], name);
     return exit_cuda_error;
   }
-  return step->fp32 ? run_step(argc, argv, *step->fp32) : run_step(argc, argv, *step->fp16);
+  // The command line is parsed once, here; --variant is then resolved by the registry.
+  Options o;
+  try {
+    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.message.c_str());
+    return exit_bad_argument;
+  }
+  if (o.help) {
+    std::fputs(usage_text(name).c_str(), stdout);
+    return exit_ok;
+  }
+  if (!step->has_variant(o.variant)) {
+    std::string known;
+    for (const std::string& v : step->variant_names()) known += (known.empty() ? "" : ", ") + v;
+    std::fprintf(stderr, "%s: error: unknown --variant '%s' (known: %s)\n", name, o.variant.c_str(),
+                 known.empty() ? "none" : known.c_str());
+    return exit_bad_argument;
+  }
+  return step->visit(o.variant, [&](const auto& chosen) { return run_step(o, chosen); });
 }
 
 // The two input types the worklog uses.
-template int run_step(int, char**, const Step<float>&);
-template int run_step(int, char**, const Step<__half>&);
+template int run_step(const Options&, const Step<float>&);
+template int run_step(const Options&, const Step<__half>&);
 
 }  // namespace worklog

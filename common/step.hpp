@@ -2,8 +2,12 @@
 // the input type (float for steps 01-04, __half for the tensor-core steps 05 onwards). C and the
 // scalars are FP32 in every step.
 //
-// A step registers itself at the end of its kernel.cu with one line,
-//     WORKLOG_REGISTER_STEP(__half, {"07_async_pipeline", "what it adds", launch, 128, 128, 80})
+// A step registers itself at the end of its kernel.cu with one statement that names every field:
+//     WORKLOG_REGISTER_STEP(Step<__half>{"07_async_pipeline", launch}
+//                               .adds("cp.async pipeline, tiles shared in smem")
+//                               .reuses_tile(block_tile_m, block_tile_n)
+//                               .needs_compute_capability(80)
+//                               .variant("stages2", "2 pipeline stages", launch_stages2))
 // and nothing else in the repository names it but its line in the top CMakeLists.txt: the step's
 // executable, the GPU tests and the worklog driver all find it through the registry below.
 #pragma once
@@ -13,6 +17,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace worklog {
@@ -31,29 +36,84 @@ struct GemmProblem {
 template <class Input>
 using Launcher = void (*)(const GemmProblem<Input>& problem, cudaStream_t stream);
 
+// A step, or one of its variants (the same kernel with one knob changed or one technique left out,
+// so that the README can measure each technique: `--variant NAME` runs one, the step's GPU tests
+// test them all). Built with the named setters below, each returning the step, so that a
+// registration reads as a list of named fields.
 template <class Input>
 struct Step {
-  const char* name;   // the directory and executable name, e.g. "01_naive"
-  const char* adds;   // what the step adds, for the result table
-  Launcher<Input> launch;
+  std::string name;  // the directory and executable name, "07_async_pipeline"; a variant: "07_async_pipeline/k64"
+  Launcher<Input> launch = nullptr;
+  std::string description;  // what the step adds, for the result table
   // Tile of C over which one fetch of A and B from global memory is shared: used by
   // modeled_global_bytes() for the roofline, and explained in the step's README.
-  int reuse_rows, reuse_cols;
-  int min_compute_capability;      // e.g. 70 for WMMA; 0 when any CUDA GPU will do
+  int reuse_rows = 1, reuse_cols = 1;
+  int min_compute_capability = 0;  // e.g. 70 for WMMA; 0 when any CUDA GPU will do
   int max_compute_capability = 0;  // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
+  std::vector<Step> variants;      // named "<step>/<variant>"; empty for a variant itself
+
+  Step(std::string step_name, Launcher<Input> launcher) : name(std::move(step_name)), launch(launcher) {}
+
+  Step adds(const char* what) && { description = what; return std::move(*this); }
+  Step reuses_tile(int rows, int cols) && {
+    reuse_rows = rows;
+    reuse_cols = cols;
+    return std::move(*this);
+  }
+  // The compute capabilities the step runs on, as major·10 + minor: `lowest` or newer, up to
+  // `highest` when given (sm_90a code runs on 9.0 alone).
+  Step needs_compute_capability(int lowest, int highest = 0) && {
+    min_compute_capability = lowest;
+    max_compute_capability = highest;
+    return std::move(*this);
+  }
+  // A variant: its own launcher and description; the step's compute capabilities; the step's
+  // reuse tile unless it names its own.
+  Step variant(const char* variant_name, const char* what, Launcher<Input> launcher, int tile_rows = 0,
+               int tile_cols = 0) && {
+    Step v(name + "/" + variant_name, launcher);
+    v.description = what;
+    v.reuse_rows = tile_rows ? tile_rows : reuse_rows;
+    v.reuse_cols = tile_cols ? tile_cols : reuse_cols;
+    v.min_compute_capability = min_compute_capability;
+    v.max_compute_capability = max_compute_capability;
+    variants.push_back(std::move(v));
+    return std::move(*this);
+  }
+  // "k64", the part of a variant's name after the step's.
+  std::string variant_name() const { return name.substr(name.find('/') + 1); }
 };
 
 // One registered step, of either input type (exactly one of the two pointers is set).
 struct RegisteredStep {
   const Step<float>* fp32 = nullptr;
   const Step<__half>* fp16 = nullptr;
-  const char* name() const { return fp32 ? fp32->name : fp16->name; }
+  const std::string& name() const { return fp32 ? fp32->name : fp16->name; }
+  // The step's variants' names (after the step's), in their order of registration.
+  std::vector<std::string> variant_names() const;
+  // The step itself (`variant` empty) or its variant of that name; false when there is none.
+  bool has_variant(const std::string& variant) const;
+  // Calls f(step) with the Step<float> or Step<__half> of the step itself or of its variant
+  // `variant` (which must exist: has_variant).
+  template <class F>
+  decltype(auto) visit(const std::string& variant, F&& f) const {
+    if (fp32) return f(pick(*fp32, variant));
+    return f(pick(*fp16, variant));
+  }
+
+ private:
+  template <class Input>
+  static const Step<Input>& pick(const Step<Input>& step, const std::string& variant) {
+    for (const Step<Input>& v : step.variants)
+      if (v.variant_name() == variant) return v;
+    return step;
+  }
 };
 
 // Every step linked into this program, in the order their objects were initialized (not
 // meaningful: look steps up by name).
 std::vector<RegisteredStep>& step_registry();
-// The registered step called `name`, or nullptr.
+// The registered step called `name` (a step's own name, never a variant's), or nullptr.
 const RegisteredStep* find_step(const std::string& name);
 
 template <class Input>
@@ -68,15 +128,12 @@ struct StepRegistration {
 
 }  // namespace worklog
 
-// Defines a Step and adds it to the registry when the program starts. A kernel.cu registers its step
-// once, under the directory's name, and may register variants of it named "<step>/<variant>" (the
-// techniques of the step measured one at a time: `--variant <variant>` runs one, and the GPU tests of
-// the step test them all).
-#define WORKLOG_REGISTER_STEP(InputType, ...) \
-  WORKLOG_REGISTER_STEP_AT(InputType, __LINE__, __VA_ARGS__)
-#define WORKLOG_REGISTER_STEP_AT(InputType, line, ...) WORKLOG_REGISTER_STEP_NAMED(InputType, line, __VA_ARGS__)
-#define WORKLOG_REGISTER_STEP_NAMED(InputType, line, ...)                                  \
-  namespace {                                                                              \
-  const ::worklog::Step<InputType> registered_step_##line = __VA_ARGS__;                   \
-  const ::worklog::StepRegistration<InputType> registered_entry_##line{registered_step_##line}; \
+// Defines the step and adds it to the registry when the program starts. A kernel.cu registers its
+// step once, under the directory's name; its variants are part of that one registration.
+#define WORKLOG_REGISTER_STEP(...) WORKLOG_REGISTER_STEP_AT(__LINE__, __VA_ARGS__)
+#define WORKLOG_REGISTER_STEP_AT(line, ...) WORKLOG_REGISTER_STEP_NAMED(line, __VA_ARGS__)
+#define WORKLOG_REGISTER_STEP_NAMED(line, ...)                                            \
+  namespace {                                                                             \
+  const auto registered_step_##line = __VA_ARGS__;                                        \
+  const ::worklog::StepRegistration registered_entry_##line{registered_step_##line};     \
   }

@@ -1,5 +1,5 @@
-// Host side of the tensor memory accelerator: the CUtensorMap that describes a row-major FP16 matrix
-// in global memory and the box (tile) that one copy moves. Used by the Hopper steps 09 and 10.
+// Host side of the tensor memory accelerator: the CUtensorMap that describes a row-major matrix in
+// global memory and the box (tile) that one copy moves. Used by the Hopper steps from 09 on.
 //
 // cuTensorMapEncodeTiled is a driver-API function. We reach it through the runtime
 // (cudaGetDriverEntryPointByVersion) rather than linking libcuda: the runtime already loaded the
@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cuda.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
@@ -16,12 +15,11 @@
 #include <string>
 
 #include "cuda_check.hpp"
-#include "step.hpp"  // GemmProblem, find_step
 
 namespace worklog {
 
-// Whether TMA can describe a row-major matrix at `base` with `row_elements` FP16 per row: the base
-// must be 16-byte aligned and so must every row stride (row_elements a multiple of 8).
+// Whether TMA can describe a row-major matrix at `base` with `row_elements` 2-byte elements per row:
+// the base must be 16-byte aligned and so must every row stride (row_elements a multiple of 8).
 inline bool tma_describable(const void* base, long long row_elements) {
   return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && row_elements % 8 == 0;
 }
@@ -53,33 +51,6 @@ inline CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType elem
                              std::to_string(rows) + "x" + std::to_string(cols) + " matrix, box " +
                              std::to_string(box_rows) + "x" + std::to_string(box_cols));
   return map;
-}
-
-// The tensor maps of A (M × K) and B (K × N) that the Hopper steps copy from, in boxes of
-// a_box_rows rows × 64 k (A) and b_box_rows k × 64 columns (B): 64 FP16 are one 128-byte swizzled row.
-struct OperandMaps {
-  CUtensorMap a, b;
-};
-inline OperandMaps operand_tensor_maps(const GemmProblem<__half>& p, int a_box_rows, int b_box_rows) {
-  constexpr int swizzled_row_halves = 64;
-  return {make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, a_box_rows, swizzled_row_halves,
-                             CU_TENSOR_MAP_SWIZZLE_128B),
-          make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, b_box_rows, swizzled_row_halves,
-                             CU_TENSOR_MAP_SWIZZLE_128B)};
-}
-
-// When TMA cannot describe the problem (A's or B's rows not 16-byte aligned, or C not aligned to
-// `c_alignment` bytes for the epilogue's wide accesses), launches the registered step
-// `fallback_step` on it instead and returns true; returns false when the TMA path may run.
-inline bool launch_fallback_unless_tma(const GemmProblem<__half>& p, cudaStream_t stream, const char* fallback_step,
-                                       int c_alignment) {
-  if (tma_describable(p.a, p.k) && tma_describable(p.b, p.n) &&
-      reinterpret_cast<std::uintptr_t>(p.c) % c_alignment == 0)
-    return false;
-  const RegisteredStep* fallback = find_step(fallback_step);
-  if (!fallback) throw std::logic_error(std::string(fallback_step) + " is not linked in (add_worklog_step FALLBACK)");
-  fallback->fp16->launch(p, stream);
-  return true;
 }
 
 }  // namespace worklog

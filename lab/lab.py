@@ -156,7 +156,7 @@ def command_check(args):
         earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
         if leaks and earlier and not release.Plan(source, sorted(earlier + [step]), rubric).leaks():
             print(f"{step}: {len(regions)} region(s), {lines} solution line(s){later}; hand it out with "
-                  f"{', '.join(earlier)}: its solution repeats their code")
+                  f"{', '.join(earlier)}, whose code its solution repeats")
             for leak in leaks:
                 print(f"  {leak}")
             continue

@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 import make_plots  # noqa: E402
 import plots_env  # noqa: E402
+import readme_blocks  # noqa: E402
 from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int  # noqa: E402
 from profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals,  # noqa: E402
                          write_profile)
@@ -548,6 +549,7 @@ def main(argv=None):
     write_outputs(args, rows)
     if args.publish:
         publish(args.out, args.publish, PUBLISHED)
+        readme_blocks.refresh(args.publish, "ncu_profile")  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))

@@ -94,7 +94,9 @@ def _parse_row(raw, where):
         raise InputError(f"{where}: column 'status' must be PASS, FAIL or UNCHECKED, "
                          f"got {row['status']!r}")
     try:
-        time = datetime.fromisoformat(row["timestamp"])
+        # The steps write "...Z"; fromisoformat reads that suffix only from Python 3.11 on.
+        stamp = row["timestamp"]
+        time = datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp)
     except ValueError:
         raise InputError(f"{where}: column 'timestamp' is not an ISO-8601 time: "
                          f"{row['timestamp']!r}") from None

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 import make_plots  # noqa: E402
 import plots_env  # noqa: E402
+import readme_blocks  # noqa: E402
 from arguments import add_venv_argument, int_at_least, positive_int  # noqa: E402
 from results_csv import InputError, load_rows  # noqa: E402
 
@@ -229,6 +230,7 @@ def run_worklog(args):
         return code
     if args.publish:
         publish(args.out, args.publish)
+        readme_blocks.refresh(args.publish, "run_worklog")  # a checkout's plots/results: its READMEs
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED verification: " + ", ".join(failed), file=sys.stderr)

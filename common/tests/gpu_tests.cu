@@ -116,13 +116,16 @@ std::string selected_step;
 TEST_CASE("step") {
   bool any = false;
   for (const RegisteredStep& step : step_registry()) {
-    // --step NAME tests the step and its variants ("NAME/...").
-    const std::string name = step.name();
-    if (!selected_step.empty() && name != selected_step && name.rfind(selected_step + "/", 0) != 0) continue;
+    // --step NAME tests the step and all its variants.
+    if (!selected_step.empty() && step.name() != selected_step) continue;
     any = true;
-    CAPTURE(step.name());
-    if (step.fp32) check_step(*step.fp32);
-    else check_step(*step.fp16);
+    std::vector<std::string> variants{""};
+    for (const std::string& v : step.variant_names()) variants.push_back(v);
+    for (const std::string& variant : variants)
+      step.visit(variant, [&](const auto& chosen) {
+        CAPTURE(chosen.name);
+        check_step(chosen);
+      });
   }
   REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
 }
@@ -202,7 +205,7 @@ int main(int argc, char** argv) {
   if (const RegisteredStep* step = find_step(selected_step)) {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    const auto refusal = step->fp32 ? unsupported_gpu(*step->fp32, prop) : unsupported_gpu(*step->fp16, prop);
+    const auto refusal = step->visit("", [&](const auto& s) { return unsupported_gpu(s, prop); });
     if (refusal) {
       std::printf("%s: GPU tests skipped\n", refusal->message.c_str());
       return exit_no_device;

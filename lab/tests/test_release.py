@@ -332,12 +332,14 @@ class RepositoryReleaseTest(TemporaryFolderTest):
 
     def test_keeping_10_with_09_is_refused_for_its_renamed_producer(self):
         """The issue's leak: 10's producer is 09's solution with other names. Kept on request, the
-        token check finds it; the exact-line check alone did not."""
+        token check finds it, lines that the exact-line check alone does not see among them."""
         plan = release.Plan(REPOSITORY, ["09_wgmma_tma"], load_rubric(), keep=["10_persistent_clusters"])
         leaks = plan.leaks()
         self.assertTrue(leaks)
         self.assertTrue(all(leak.startswith("10_persistent_clusters/kernel.cu:") for leak in leaks), leaks)
-        self.assertEqual(release.find_leaks(release.solution_fingerprints(plan.regions), plan.text_files()), [])
+        by_line = {leak.split(": ", 1)[0] for leak in
+                   release.find_leaks(release.solution_fingerprints(plan.regions), plan.text_files())}
+        self.assertTrue({leak.split(": ", 1)[0] for leak in leaks} - by_line, leaks)
 
     def test_release_of_09_holds_none_of_its_solution(self):
         copy = self.tmp / "copy"
