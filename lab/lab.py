@@ -123,9 +123,15 @@ def command_release(args):
     except release.LeakError as e:
         for leak in e.leaks:
             print(f"  {leak}", file=sys.stderr)
-        earlier = [s for s in release.leaked_steps(e.leaks, discover_steps(source)) if s < min(steps)]
-        hint = (f"hand out {', '.join(earlier)} with it (--steps {','.join(s[:2] for s in sorted(earlier + steps))}), "
-                "or move the LAB markers" if earlier else "move the LAB markers")
+        leaked = release.leaked_steps(e.leaks, discover_steps(source))
+        earlier = [s for s in leaked if s < min(steps)]
+        kept = [s for s in leaked if s in keep]
+        hint = "move the LAB markers"
+        if earlier:
+            hint = (f"hand out {', '.join(earlier)} with it (--steps {','.join(s[:2] for s in sorted(earlier + steps))}), "
+                    "or " + hint)
+        if kept:
+            hint = f"leave {', '.join(kept)} out (no --keep), hand it out too, or " + hint
         return fail(f"{e}; nothing was written ({hint} so that no solution is left outside the regions)",
                     exit_codes.EXIT_CHECK_FAILED)
     withheld = f"; left out, as later steps: {', '.join(plan.withheld)}" if plan.withheld else ""

@@ -259,6 +259,15 @@ class TokenLeakTest(TemporaryFolderTest):
             release.release(self.source, ["01_alpha"], self.tmp / "copy", load_rubric(), keep=["02_beta"])
         self.assertFalse((self.tmp / "copy").exists())
 
+    def test_the_command_line_says_how_to_leave_the_kept_step_out(self):
+        write_tree(self.source, {"02_beta/kernel.cu": RENAMED_COPY})
+        code, _, err = run_lab("release", "--source", self.source, "--steps", "01", "--keep", "02",
+                               "--out", self.tmp / "copy")
+        self.assertEqual(code, 1)
+        self.assertIn("  02_beta/kernel.cu:2: arrive_and_expect(&ready[stage], bytes_per_stage);", err)
+        self.assertIn("nothing was written (leave 02_beta out (no --keep), hand it out too, or move the LAB "
+                      "markers", err)
+
     def test_the_same_shape_with_names_in_other_places_is_not(self):
         write_tree(self.source, {"common/other.cuh": SAME_SHAPE})
         self.assertEqual(self.leaks(), [])
