@@ -94,6 +94,11 @@ def signal_name(code):
         return f"signal {-code}"
 
 
+# The line a kernel's mbarrier watchdog leaves before the run ends with a CUDA error (run_step.cpp
+# prints it first): "<step>: watchdog: <which thread waited on which barrier, for how long>".
+WATCHDOG = re.compile(r"^\S+: watchdog: (.*)$", re.MULTILINE)
+
+
 def check_verdict(row):
     """A wrong result in words, from the check's columns of the step's CSV row (--csv: bad_count,
     first_bad_row, first_bad_col, expected, obtained; common/report.cpp writes them); '' when the
@@ -120,6 +125,9 @@ def case_result(outcome, timeout, row=None):
     if outcome.code == exit_codes.EXIT_CHECK_FAILED:
         return "fail", check_verdict(row) or message
     if outcome.code == exit_codes.EXIT_CUDA_ERROR:
+        watchdog = WATCHDOG.search(outcome.stderr)
+        if watchdog:  # a barrier wait that never ended, stopped by the kernel's watchdog (watchdog.cuh)
+            return "error", f"stopped by the watchdog: {watchdog.group(1).strip()}"
         return "error", f"CUDA error: {message}"
     if outcome.code < 0:
         return "crash", f"killed by {signal_name(outcome.code)}" + (f" after: {message}" if message else "")

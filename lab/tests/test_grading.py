@@ -127,6 +127,11 @@ class CaseResultTest(unittest.TestCase):
             (grading.Outcome(1, "", wrong), ("fail", "check failed: the words may change")),  # no CSV row
             (grading.Outcome(5, "", "02_x: error: CUDA error at k.cu:3: unspecified launch failure\n"),
              ("error", "CUDA error: CUDA error at k.cu:3: unspecified launch failure")),
+            (grading.Outcome(5, "", "09_x: watchdog: a producer thread (block 3, thread 0) waited over 2000000000 "
+                                    "cycles on empty[1] for its phase of parity 0: the stage was never released\n"
+                                    "09_x: error: CUDA error at run_step.cpp:40: unspecified launch failure\n"),
+             ("error", "stopped by the watchdog: a producer thread (block 3, thread 0) waited over 2000000000 cycles "
+                       "on empty[1] for its phase of parity 0: the stage was never released")),
             (grading.Outcome(-11, "", ""), ("crash", "killed by SIGSEGV")),
             (grading.Outcome(-6, "", "terminate called\n"), ("crash", "killed by SIGABRT after: terminate called")),
             (grading.Outcome(3, "", "02_x: error: 9x9x9 needs 1 bytes\n"),
