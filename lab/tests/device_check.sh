@@ -42,8 +42,8 @@ grade() {  # grade NAME ARGS...: writes $out/NAME/{report.md,results.json,gradin
 # 1. The reference against itself.
 grade self --submission . --steps "$all_steps"
 
-# 2. An unmodified release of every step: every skeleton at once, so written without the leak check,
-#    which refuses some steps together (02 with 03: lab/README.md); lab.build builds the same copy.
+# 2. An unmodified release of every step: every skeleton at once, written as lab.build writes it
+#    (without the leak check, which lab.py check and the lab tests run on their own).
 python3 - "$out/release" <<'PY' || exit 1
 import sys
 sys.path.insert(0, "lab")
