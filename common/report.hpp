@@ -29,6 +29,8 @@ struct Measurement {
 
 void append_csv(std::FILE* csv, const RunInfo& info, const char* step, const char* adds, const char* precision,
                 const Options& o, const Measurement& r);
-void print_result(const char* step, const char* precision, const Options& o, const Measurement& r);
+// The result line on stdout, after the line of column names when `header` (a --shapes run prints
+// that once).
+void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header);
 
 }  // namespace worklog
