@@ -508,3 +508,176 @@ class ShapesModeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# --- peers.py end to end on stand-ins for PyTorch, cuBLAS and the Triton kernel (NumPy on the CPU) ---
+
+def make_fake_torch(np, wrong=False):
+    """A module with the part of PyTorch that peers.py uses, computing with NumPy; wrong: torch.mm
+    puts a NaN in its result."""
+    import time
+    import types
+
+    class Tensor(np.ndarray):
+        def float(self):
+            return self.astype(np.float32).view(Tensor)
+
+        def abs(self):
+            return np.abs(self).view(Tensor)
+
+        def data_ptr(self):
+            return self.ctypes.data
+
+    def wrap(array):
+        return np.asarray(array).view(Tensor)
+
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0+numpy"
+    torch.float16, torch.float32 = np.dtype(np.float16), np.dtype(np.float32)
+    torch.version = types.SimpleNamespace(cuda="13.0")
+
+    class Generator:
+        def __init__(self, device=None):
+            self.rng = np.random.default_rng(0)
+
+        def manual_seed(self, seed):
+            self.rng = np.random.default_rng(seed)
+
+    def mm(a, b, out_dtype=None):
+        c = a.astype(np.float32) @ b.astype(np.float32)
+        if wrong:
+            c[0, 0] = np.nan
+        return wrap(c.astype(out_dtype or a.dtype))
+
+    torch.Generator = Generator
+    default = Generator()
+    torch.rand = lambda *shape, device=None, dtype=None, generator=None: wrap(
+        (generator or default).rng.random(shape).astype(dtype))
+    torch.empty = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
+    torch.ones = lambda *shape, device=None, dtype=None: wrap(np.ones(shape, dtype))
+    torch.mm = mm
+    torch.matmul = lambda a, b: mm(a, b)
+    torch.where = lambda c, x, y: wrap(np.where(c, x, y))
+    torch.isfinite = lambda x: wrap(np.isfinite(x))
+    torch.full_like = lambda x, v: wrap(np.full_like(x, v))
+    torch.zeros_like = lambda x: wrap(np.zeros_like(x))
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, end):
+            return max(1e-3, (end.t - self.t) * 1e3)
+
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: True, set_device=lambda d: None, synchronize=lambda: None, Event=Event,
+        _sleep=lambda cycles: None, current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
+        OutOfMemoryError=MemoryError,
+        get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU", multi_processor_count=132,
+                                                              major=9, minor=0))
+    return torch
+
+
+class FakeCublas:
+    def __init__(self, torch):
+        self.version, self.path = "0.0.0", "fake-libcublas.so"
+
+    def gemm(self, a, b, c):
+        c[...] = a.astype("float32") @ b.astype("float32")
+        return c
+
+
+def make_fake_triton_matmul(np):
+    import types
+    from typing import NamedTuple
+
+    module = types.ModuleType("triton_matmul")
+
+    class Config(NamedTuple):
+        block_m: int
+        block_n: int
+        block_k: int
+        group_m: int
+        warps: int
+        stages: int
+
+    module.Config = Config
+    module.fits = lambda m, n, k: m * n <= 2 ** 31 - 1
+    module.version = lambda: "Triton 0.0 (fake)"
+    module.calls = []
+
+    def gemm(a, b, c, config):
+        module.calls.append(config)
+        c[...] = a.astype(np.float32) @ b.astype(np.float32)
+        return c
+
+    module.gemm = gemm
+    return module
+
+
+class PeersOnStandInsTest(unittest.TestCase):
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no NumPy")
+        self.np = numpy
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.saved = {name: sys.modules.get(name) for name in ("torch", "triton_matmul")}
+        self.cublas = peers.Cublas
+
+    def tearDown(self):
+        for name, module in self.saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+        peers.Cublas = self.cublas
+        self.tmp.cleanup()
+
+    def run_peer(self, engine, shapes, wrong=False, *extra):
+        import contextlib
+        import io
+        sys.modules["torch"] = make_fake_torch(self.np, wrong)
+        sys.modules["triton_matmul"] = make_fake_triton_matmul(self.np)
+        peers.Cublas = FakeCublas
+        (self.root / "s.txt").write_text("".join(f"{m}x{n}x{k}\n" for m, n, k in shapes))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = peers.main(["--engine", engine, "--shapes", str(self.root / "s.txt"), "--csv",
+                               str(self.root / "out.csv"), "--iters", "3", *extra])
+        return code, out.getvalue(), err.getvalue()
+
+    def test_torch_rows_checked_and_timed(self):
+        import results_csv
+        code, stdout, stderr = self.run_peer("torch", [(64, 48, 40), (1, 33, 17)])
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("torch.matmul: PyTorch 0.0+numpy: torch.mm(a, b, out_dtype=torch.float32)", stdout)
+        rows = results_csv.load_rows(self.root / "out.csv")
+        self.assertEqual([(r["step"], r["m"], r["n"], r["k"], r["precision"], r["status"]) for r in rows],
+                         [("torch.matmul", 64, 48, 40, "fp16", "PASS"), ("torch.matmul", 1, 33, 17, "fp16", "PASS")])
+        self.assertIn("against cuBLAS 0.0.0 (PyTorch's)", rows[0]["adds"])
+        self.assertLess(rows[0]["err_over_tol"], 1.0)
+
+    def test_a_nan_fails_the_check(self):
+        code, _, stderr = self.run_peer("torch", [(32, 32, 32)], True)
+        self.assertEqual(code, exit_codes.EXIT_CHECK_FAILED)
+        self.assertIn("peers: error: torch.matmul 32x32x32: check failed: 1 element(s) outside the error bound",
+                      stderr)
+
+    def test_triton_tunes_each_class_once(self):
+        import results_csv
+        code, stdout, stderr = self.run_peer("triton", [(1, 64, 64), (8, 64, 64), (512, 512, 64)], False,
+                                             "--time-cap", "1000")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        tuned = [line for line in stdout.splitlines() if line.startswith("peers: Triton, shapes of class")]
+        self.assertEqual(len(tuned), 2, stdout)  # m<=16 (on 1x64x64, its lower median) and few tiles
+        self.assertIn("shapes of class 'm<=16': ", tuned[0])
+        self.assertIn("(tuned on 1x64x64 among 3", tuned[0])
+        rows = results_csv.load_rows(self.root / "out.csv")
+        self.assertEqual([r["status"] for r in rows], ["PASS"] * 3)
+        self.assertTrue(rows[0]["adds"].startswith("Triton 0.0 (fake): after Triton's matmul tutorial"))
