@@ -134,7 +134,8 @@ def import_engine(engine):
     try:
         import torch
     except ImportError as e:
-        raise NotAvailable(exit_codes.EXIT_TOOL_MISSING, f"PyTorch is not installed for {sys.executable} ({e})") from None
+        raise NotAvailable(exit_codes.EXIT_TOOL_MISSING,
+                           f"PyTorch is not installed for {sys.executable} ({e})") from None
     if not torch.cuda.is_available():
         raise NotAvailable(exit_codes.EXIT_NO_DEVICE, "PyTorch sees no CUDA device")
     module = None
@@ -142,7 +143,8 @@ def import_engine(engine):
         try:
             import triton_matmul as module
         except ImportError as e:
-            raise NotAvailable(exit_codes.EXIT_TOOL_MISSING, f"Triton is not installed for {sys.executable} ({e})") from None
+            raise NotAvailable(exit_codes.EXIT_TOOL_MISSING,
+                               f"Triton is not installed for {sys.executable} ({e})") from None
     return torch, module
 
 
@@ -277,8 +279,8 @@ class TritonEngine:
             try:
                 times[config] = self.timer.medians([lambda: module.gemm(a, b, c, config)], 1, 5)[0]
             except Exception as e:  # a configuration this GPU cannot compile or run (shared memory)
-                print(f"peers: Triton {config} left out for {cls}: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                      flush=True)
+                why = str(e).splitlines()[0] if str(e).strip() else type(e).__name__
+                print(f"peers: Triton {config} left out for {cls}: {why}", flush=True)
         if not times:
             raise RuntimeError(f"no Triton configuration of class {cls} runs here")
         best = min(times, key=times.get)

@@ -295,14 +295,15 @@ def chosen_steps(args, steps, unsupported):
     probe = args.out / "shapes_probe.csv"
     probe.unlink(missing_ok=True)
     failed = []
-    run_all(args.bin_dir, [(step, PROBE_SIZE, ["--warmup", "0", "--iters", "1", "--no-cublas"], probe) for step in steps],
-            "probe ", failed, unsupported, quiet=True)
+    tiny = ["--warmup", "0", "--iters", "1", "--no-cublas"]
+    run_all(args.bin_dir, [(step, PROBE_SIZE, tiny, probe) for step in steps], "probe ", failed, unsupported,
+            quiet=True)
     if len(unsupported) == len(steps):
-        raise Stop(UNSUPPORTED_GPU, "no step supports this GPU")
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
     try:
         rows = load_rows(probe)
     except InputError as e:
-        raise Stop(1, f"cannot read the probe's results: {e}") from None
+        raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot read the probe's results: {e}") from None
     precision = {r["step"]: r["precision"] for r in rows}
     last = {precision[s]: s for s in steps if s in precision}
     chosen = set(last.values()) | ({PORTABLE_STEP} if PORTABLE_STEP in precision else set())
@@ -322,7 +323,7 @@ def run_shapes(args, started):
     unsupported, failed = set(), []
     chosen = chosen_steps(args, steps, unsupported)
     if not chosen:
-        raise Stop(UNSUPPORTED_GPU, "no step supports this GPU")
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
     shapes = shape_corpus.unique_shapes(entries)
     print(f"run_worklog: {len(shapes)} shapes ({len(entries)} corpus lines, {args.shapes}) with "
           f"{', '.join(chosen)}, cuBLAS" + ("" if args.no_peers else ", " + ", ".join(PEERS.values())), flush=True)
@@ -335,16 +336,18 @@ def run_shapes(args, started):
             print(f"[shapes {number}/{len(chosen)}] {step} {len(shapes)} shapes", flush=True)
             code, stderr = run_command([str(args.bin_dir / step), "--shapes", str(shape_list), *SHAPES_TIMING,
                                         "--csv", str(raw)])
-            if code == UNSUPPORTED_GPU:
-                print(f"run_worklog: skipping {step}: {last_error_line(step, stderr, code)}", file=sys.stderr, flush=True)
+            if code == exit_codes.EXIT_UNSUPPORTED_GPU:
+                print(f"run_worklog: skipping {step}: {last_error_line(step, stderr, code)}", file=sys.stderr,
+                      flush=True)
                 continue
             sys.stderr.write(stderr)
             ran.append(step)
-            if code == NO_DEVICE:
-                raise Stop(NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU")
-            if code == VERIFY_FAILED:
+            if code == exit_codes.EXIT_NO_DEVICE:
+                raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU")
+            if code == exit_codes.EXIT_CHECK_FAILED:
                 failed.append(f"{step} (some shapes: shapes.md lists them)")
-                print(f"run_worklog: {step} FAILED verification on some shapes; continuing", file=sys.stderr, flush=True)
+                print(f"run_worklog: {step} FAILED verification on some shapes; continuing", file=sys.stderr,
+                      flush=True)
             elif code == exit_codes.EXIT_DOES_NOT_FIT:
                 print(f"run_worklog: warning: {step} skipped shapes that do not fit in device memory",
                       file=sys.stderr, flush=True)
@@ -353,12 +356,12 @@ def run_shapes(args, started):
                 print(f"run_worklog: {step} stopped with exit code {code}; its remaining shapes are left out; "
                       "continuing", file=sys.stderr, flush=True)
     if not ran:
-        raise Stop(UNSUPPORTED_GPU, "no step supports this GPU")
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
     status = run_peers(args, shapes, raw, "peers ", [*SHAPES_TIMING], failed)
     try:
         raw_rows = load_rows(raw) if raw.exists() and raw.stat().st_size else []
     except InputError as e:
-        raise Stop(1, f"cannot read the results just written: {e}") from None
+        raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot read the results just written: {e}") from None
     rows = shape_results.assemble(entries, raw_rows, ran, status)
     shape_results.write_rows(args.out / "shapes.csv", rows)
     code = make_plots.draw_results(args.out, args.venv or plots_env.build_tree_venv(args.bin_dir), "run_worklog",
@@ -370,7 +373,8 @@ def run_shapes(args, started):
         try:
             changed = shape_results.update_readme(args.readme, rows)
         except (OSError, ValueError) as e:
-            raise Stop(1, f"cannot rewrite the block '{shape_results.README_BLOCK}' of {args.readme}: {e}") from None
+            raise Stop(exit_codes.EXIT_CHECK_FAILED,
+                       f"cannot rewrite the block '{shape_results.README_BLOCK}' of {args.readme}: {e}") from None
         print(f"{args.readme} (block '{shape_results.README_BLOCK}' {'rewritten' if changed else 'unchanged'})",
               flush=True)
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)

@@ -217,7 +217,9 @@ def fmt_pct(pct):
 
 
 def fmt_tflops(tflops):
-    return "—" if tflops is None else f"{tflops:.2f}" if tflops < 10 else f"{tflops:.1f}" if tflops < 100 else f"{tflops:.0f}"
+    if tflops is None:
+        return "—"
+    return f"{tflops:.2f}" if tflops < 10 else f"{tflops:.1f}" if tflops < 100 else f"{tflops:.0f}"
 
 
 def engine_title(engine, kind, precision, rows=()):
@@ -267,8 +269,11 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv"):
     """shapes.md: the per-category table, the summary per category and engine, the worst five shapes
     of each engine, and how it was measured."""
     measured = [r for r in rows if r["gpu"]]
-    head = (f"GPU: {measured[-1]['gpu']} ({measured[-1]['sm_count']} SMs) · {max(r['timestamp'] for r in measured)[:10]}"
-            if measured else "GPU: none (nothing was measured)")
+    if measured:
+        day = max(r["timestamp"] for r in measured)[:10]
+        head = f"GPU: {measured[-1]['gpu']} ({measured[-1]['sm_count']} SMs) · {day}"
+    else:
+        head = "GPU: none (nothing was measured)"
     shapes = {(r["m"], r["n"], r["k"]) for r in rows}
     lines = ["# Shapes: the worklog's steps, PyTorch and Triton against cuBLAS", "",
              f"{head} · {len(shapes)} shapes from {corpus_name}", "",
@@ -330,7 +335,7 @@ def peer_table_rows(rows):
     out = []
     for r in rows:
         shape = "×".join(map(str, (r["m"], r["n"], r["k"])))
-        label = PRECISION_LABELS.get(r["precision"]) or (precision_label(r["precision"]) if r["precision"] else "FP16→FP32")
+        label = PRECISION_LABELS.get(r["precision"]) or precision_label(r["precision"] or "fp16")
         if r["check"] in ("PASS", "UNCHECKED"):
             out.append((r["engine"], r["note"], label, shape, r["ms"], r["tflops"], r["pct_cublas"], r["check"]))
         elif r["check"] == "FAIL":
