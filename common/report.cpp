@@ -96,11 +96,12 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
   if (!written) throw Failure{exit_bad_argument, "cannot write --csv file '" + path + "': " + std::strerror(write_errno)};
 }
 
-void print_result(const char* step, const char* precision, const Options& o, const Measurement& r) {
+void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header) {
   const double flops = gemm_flops(o.shape);
   const std::string size = std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
-  std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms", "TFLOP/s",
-              "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");
+  if (header)
+    std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms", "TFLOP/s",
+                "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");
   char err[32] = "-", ratio[32] = "-", cublas_ms[32] = "-", pct[32] = "-";
   if (r.cublas_ms > 0) {
     std::snprintf(cublas_ms, sizeof cublas_ms, "%.4f", r.cublas_ms);

@@ -37,6 +37,8 @@ std::optional<std::string> csv_output_problem(const std::string& path);
 // is created here, once there is a row to write. Throws Failure (exit_bad_argument) when it cannot.
 void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds,
                 const char* precision, const Options& o, const Measurement& r);
-void print_result(const char* step, const char* precision, const Options& o, const Measurement& r);
+// The result line on stdout, after the line of column names when `header` (a --shapes run prints
+// that once).
+void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header);
 
 }  // namespace worklog

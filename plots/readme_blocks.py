@@ -56,6 +56,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import shape_results  # noqa: E402
 from profile_csv import CUBLAS, limited_by_step, load_profile  # noqa: E402
 from results_csv import (InputError, cublas_name, latest_per_step, load_rows, precision_label,  # noqa: E402
                          read_rows, size_of)
@@ -112,11 +113,14 @@ class Results:
     def experiments(self):
         return self._once("experiments.csv", load_experiments)
 
+    def shapes(self):
+        return self._once("shapes.csv", shape_results.load)
+
     def rows(self, name):
         """The rows of any results CSV, for cells: the known ones read and checked as their
         writers define them, any other (a later CSV) as text."""
         known = {"worklog.csv": self.worklog, "sweep.csv": self.sweep, "profile.csv": self.profile,
-                 "experiments.csv": self.experiments}
+                 "experiments.csv": self.experiments, "shapes.csv": self.shapes}
         if name in known:
             return known[name]()
         return self._once(name, load_text_rows)
@@ -405,6 +409,12 @@ def _run_line(row):
     """GPU, CUDA and date of a results row, for a block's caption."""
     return (f"{row['gpu']} ({row['sm_count']} SMs), CUDA {row['cuda_runtime']} (driver "
             f"{row['cuda_driver']}), {row['time']:%Y-%m-%d}")
+
+
+@block("shapes", "shapes.csv")
+def shapes(results):
+    """README's Shapes section: per category and engine, the geometric mean and minimum of % of cuBLAS."""
+    return shape_results.category_table(results.shapes())
 
 
 @block("results_table", "worklog.csv", "profile.csv")

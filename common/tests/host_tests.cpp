@@ -122,6 +122,16 @@ TEST_CASE("command line: bad input") {
       {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
       {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
       {{"--no-cublas", "--profile", "cublas"}, "--profile cublas cannot be combined with --no-cublas"},
+      {{"--shapes"}, "--shapes needs a value"},
+      {{"--shapes="}, "--shapes expects a file name"},
+      {{"--shapes", "s.txt", "--m", "64"}, "--shapes cannot be combined with --m, --n or --k"},
+      {{"--k=8", "--shapes=s.txt"}, "--shapes cannot be combined with --m, --n or --k"},
+      {{"--shapes", "s.txt", "--profile", "step"},
+       "--profile cannot be combined with --shapes (a profile run launches one shape)"},
+      {{"--time-cap", "0"}, "--time-cap must be positive and finite (got '0')"},
+      {{"--time-cap", "-5"}, "--time-cap must be positive and finite (got '-5')"},
+      {{"--time-cap", "inf"}, "--time-cap must be positive and finite (got 'inf')"},
+      {{"--time-cap", "soon"}, "--time-cap expects a number of milliseconds (got 'soon')"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.message);
@@ -129,11 +139,59 @@ TEST_CASE("command line: bad input") {
   }
 }
 
+TEST_CASE("command line: --shapes and --time-cap") {
+  const Options o = parse_options({"--shapes", "corpus.txt", "--time-cap", "250", "--iters", "10"});
+  CHECK(o.shapes_path == "corpus.txt");
+  CHECK(o.time_cap_ms == 250.0);
+  CHECK(o.iters == 10);
+  CHECK(parse_options({"--time-cap=0.5"}).time_cap_ms == 0.5);
+  CHECK(parse_options({}).shapes_path.empty());
+  CHECK(parse_options({}).time_cap_ms == 0.0);  // no cap: --iters rounds
+}
+
+namespace {
+
+std::string shape_list_error(const std::string& text) {
+  try {
+    parse_shape_list(text, "s.txt");
+  } catch (const UsageError& e) {
+    return e.message;
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("shape list: one MxNxK a line, comments and blank lines ignored") {
+  const std::vector<Shape> shapes =
+      parse_shape_list("# the corpus\n4096x4096x4097\n\n  1x128256x4096   # LM head\r\n31x33x17\n", "s.txt");
+  REQUIRE(shapes.size() == 3);
+  CHECK((shapes[0].m == 4096 && shapes[0].n == 4096 && shapes[0].k == 4097));
+  CHECK((shapes[1].m == 1 && shapes[1].n == 128256 && shapes[1].k == 4096));
+  CHECK((shapes[2].m == 31 && shapes[2].n == 33 && shapes[2].k == 17));
+}
+
+TEST_CASE("shape list: bad lines are named by file and line") {
+  CHECK(shape_list_error("64x64x64\n4096x4096\n") == "s.txt:2: expected MxNxK, three positive integers (got '4096x4096')");
+  CHECK(shape_list_error("1x2x3x4") == "s.txt:1: expected MxNxK, three positive integers (got '1x2x3x4')");
+  CHECK(shape_list_error("# c\n\n8x8xabc") == "s.txt:3: K expects a positive integer (got 'abc')");
+  CHECK(shape_list_error("8x0x8") == "s.txt:1: N must be at least 1 (got '0')");
+  CHECK(shape_list_error("3000000000x8x8") == "s.txt:1: M must be at most 2147483647 (got '3000000000')");
+  CHECK(shape_list_error("x8x8") == "s.txt:1: M expects a positive integer (got '')");
+  CHECK(shape_list_error("# nothing but comments\n\n") == "s.txt: no shapes listed");
+  try {
+    read_shape_file("/nonexistent-dir/shapes.txt");
+    FAIL("a missing file was read");
+  } catch (const UsageError& e) {
+    CHECK(e.message == "cannot open --shapes file '/nonexistent-dir/shapes.txt': No such file or directory");
+  }
+}
+
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--help",
-                           "77 no CUDA device"})
+                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--shapes", "--time-cap",
+                           "--help", "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 

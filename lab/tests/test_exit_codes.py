@@ -31,7 +31,7 @@ LITERAL_CODE = [
      "defines a numeric constant named like a code"),
     (r"\b(?:sys\.)?exit\(\s*\d", "exits with a number"),
     (r"\b(?:Stop|GradingError)\((?:\s*\d|.*,\s*\d+\s*\)\s*$)", "raises with a numeric code"),
-    (r"\b(?:code|returncode|exit_code)\s*(?:[!=]=|in)\s*[\d({\[]", "compares a code with a number"),
+    (r"\b(?:code|returncode|exit_code)\s*(?:[!=]=\s*\d|in\s*[({\[]\s*\d)", "compares a code with a number"),
     (r"^\s*return\s+\d+\s*(?:#.*)?$", "returns a bare number"),
 ]
 
