@@ -16,7 +16,8 @@ there) run at --size too, and the table gains their rows (peers.csv); a peer tha
 (--peer-python) cannot run is a row saying "not available", and not a failure.
 
 --shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
-(default: the last step of each precision and 08_mma_ldmatrix, found by running each step once on
+(default: the last step of each precision, the step before the last, and 08_mma_ldmatrix, found by
+running each step once on
 a tiny shape), each in one process over the whole list (--shapes FILE of the step executables: each
 shape checked and timed against cuBLAS, short timing: SHAPES_TIMING), then each peer likewise; and
 writes shapes.csv, shapes.md and the charts shapes_squares.png and shapes_llm.png. With --publish,
@@ -112,7 +113,7 @@ def parse_args(argv):
                         help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
     parser.add_argument("--steps", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
                         help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
-                             f"last step of each precision and {PORTABLE_STEP}")
+                             f"last step of each precision, the one before the last, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
                         help="the Python that runs plots/peers.py (default: this one)")
@@ -302,9 +303,10 @@ def worklog_peers(args, failed, folder):
 
 
 def chosen_steps(args, steps, unsupported):
-    """The steps of the shapes run: those --steps names, else the last step of each precision and
-    PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot run are left out);
-    newest first."""
+    """The steps of the shapes run: those --steps names, else the last step of each precision, the
+    step before the last of the tensor-core precision (so that the newest step is seen beside the
+    one it improves on), and PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot
+    run are left out); newest first."""
     if args.steps is not None:
         chosen = []
         for token in args.steps:
@@ -329,6 +331,8 @@ def chosen_steps(args, steps, unsupported):
     precision = {r["step"]: r["precision"] for r in rows}
     last = {precision[s]: s for s in steps if s in precision}
     chosen = set(last.values()) | ({PORTABLE_STEP} if PORTABLE_STEP in precision else set())
+    newest = [s for s in steps if s in precision and precision[s] == precision[steps[-1]]] if steps[-1] in precision else []
+    chosen |= set(newest[-2:])  # the newest step of the last precision and the one before it
     return sorted(chosen, key=steps.index, reverse=True)
 
 
