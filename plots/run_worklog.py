@@ -18,8 +18,8 @@ there) run at --size too, and the table gains their rows (peers.csv); a peer tha
 --shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
 (default: the last step of each precision, the step before the last, and 08_mma_ldmatrix, found by
 running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
-the step executables: each
-shape checked and timed against cuBLAS, short timing: SHAPES_TIMING), then each peer likewise; and
+the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
+then each peer likewise; and
 writes shapes.csv, shapes.md and the charts shapes_squares.png and shapes_llm.png. With --publish,
 it copies them there and, when that is a checkout's plots/results, rewrites the READMEs' generated
 blocks (readme_blocks.py; the `shapes` block of README.md among them).
