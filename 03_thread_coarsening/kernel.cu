@@ -52,6 +52,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     const int k0 = t * block_tile_k;
     const int k_left = p.k - k0;
 
+    // LAB BEGIN: Copy this K slice into a_tile and b_tile, several elements per thread: the block's threads
+    // LAB: sweep each tile in row-major order (element tid, tid + threads, …), zeros where it sticks out.
     // Load tiles: the block's threads sweep each tile in row-major order, several elements each;
     // consecutive threads take consecutive columns, so each row is read with coalesced accesses.
 #pragma unroll
@@ -64,6 +66,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
       const int i = e / block_tile_n, c = e % block_tile_n;
       b_tile[i][c] = (i < k_left && c < cols_left) ? b[(k0 + i) * (long long)p.n + c] : 0.0f;
     }
+    // LAB END
     __syncthreads();
 
     // LAB BEGIN: For each i of the slice, update the thread's whole patch: acc[y][x] belongs to row

@@ -2,6 +2,10 @@
 // delivers when nothing else is in the way. Built as build/bin/08_mma_ldmatrix_mma_peak; prints
 // one line, "mma.sync peak: X TFLOP/s".
 //
+// Usage: 08_mma_ldmatrix_mma_peak [--help]. It takes no other argument; exit codes as every
+// program of the worklog (common/exit_codes.hpp): 0, 4 (no mma.sync on this GPU), 5 (CUDA error),
+// 77 (no usable CUDA device, with the reason: no driver, a driver too old, no GPU).
+//
 // Every warp issues mma after mma on operands that stay in registers: no memory traffic in the
 // loop. Each warp keeps `chains` independent accumulators, so that several mma are in flight per
 // warp (one accumulator alone would wait out the instruction's latency before each next mma), and
@@ -11,9 +15,12 @@
 // reaches: that gap is what step 08 cannot close.
 
 #include <cstdio>
+#include <cstring>
+#include <string>
 
-#include "cli.hpp"  // exit codes
 #include "cuda_check.hpp"
+#include "device_select.hpp"  // no_cuda_device()
+#include "exit_codes.hpp"
 #include "harness_timing.hpp"
 #include "mma_sync.cuh"
 
@@ -49,19 +56,35 @@ __global__ void __launch_bounds__(threads) mma_loop(float* out, int iterations) 
 
 }  // namespace
 
-int main() {
+const char usage[] = R"(usage: %s [--help]
+Measures the mma.sync ceiling of GPU 0: how many TFLOP/s mma.sync.m16n8k16 (FP16 in, FP32
+accumulate) delivers with every operand in registers, and prints it as "mma.sync peak: X TFLOP/s".
+Takes no other argument. Needs compute capability 8.0 or newer.
+exit codes: 0 ok, 2 bad argument, 4 unsupported GPU, 5 CUDA error, 77 no CUDA device
+)";
+
+int main(int argc, char** argv) {
   using namespace worklog;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: nothing to measure\n");
-    return exit_no_device;
+  const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
+  const std::string program = slash ? slash + 1 : argc > 0 ? argv[0] : "mma_peak";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(usage, program.c_str());
+      return exit_ok;
+    }
+    std::fprintf(stderr, "%s: error: unknown argument '%s' (see --help)\n", program.c_str(), argv[i]);
+    return exit_bad_argument;
+  }
+  if (const auto none = no_cuda_device()) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
+    return none->exit_code;
   }
   try {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     if (prop.major * 10 + prop.minor < 80) {
-      std::fprintf(stderr, "mma_peak: error: mma.sync.m16n8k16 needs compute capability 8.0 or newer; %s is %d.%d\n",
-                   prop.name, prop.major, prop.minor);
+      std::fprintf(stderr, "%s: error: mma.sync.m16n8k16 needs compute capability 8.0 or newer; %s is %d.%d\n",
+                   program.c_str(), prop.name, prop.major, prop.minor);
       return exit_unsupported_gpu;
     }
     const int blocks = prop.multiProcessorCount * blocks_per_sm;
@@ -79,7 +102,7 @@ int main() {
                 prop.multiProcessorCount, blocks, threads, chains, ms);
     std::printf("mma.sync peak: %.1f TFLOP/s\n", flop / (ms * 1e-3) / 1e12);
   } catch (const CudaError& e) {
-    std::fprintf(stderr, "mma_peak: error: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
     return exit_cuda_error;
   }
   return exit_ok;

@@ -56,11 +56,13 @@ if(NOT doctest_FOUND AND NOT FETCHCONTENT_SOURCE_DIR_DOCTEST)
       message(FATAL_ERROR
         "The tests need doctest: it is not installed, and downloading it from ${WORKLOG_DOCTEST_URL} failed "
         "(${doctest_download_problem}). Any one of these gets it:\n"
-        "  - install it: apt-get install doctest-dev (Debian/Ubuntu), or any doctest 2.4 install, which "
-        "-Ddoctest_DIR=<folder with doctestConfig.cmake> points CMake to;\n"
+        "  - install it: apt-get update && apt-get install doctest-dev (Debian/Ubuntu), or any doctest 2.4 "
+        "install, which -Ddoctest_DIR=<folder with doctestConfig.cmake> points CMake to;\n"
         "  - fetch that file some other way and put it at ${doctest_archive}, or unpack it and configure with "
         "-DFETCHCONTENT_SOURCE_DIR_DOCTEST=<its folder>;\n"
-        "  - or configure without the tests: -DWORKLOG_TESTS=OFF (the worklog preset does).")
+        "  - or configure without the tests: -DWORKLOG_TESTS=OFF (the worklog preset does).\n"
+        "A -D option goes to a configure command, e.g. cmake --preset default -Ddoctest_DIR=<folder>, then "
+        "cmake --build build and ctest --test-dir build (cmake --workflow takes no -D).")
     endif()
   endif()
 endif()

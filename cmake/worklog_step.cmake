@@ -16,7 +16,8 @@ endfunction()
 # (find_step() at run time).
 # EXTRA: more programs that ship with the step, each built from <directory>/<name>.cu into the
 # executable <directory>_<name> (a microbenchmark, say); they are not steps.
-# The steps, in order, are collected in the global property WORKLOG_STEPS.
+# The steps, in order, are collected in the global property WORKLOG_STEPS; every executable they
+# ship (the steps and their EXTRA programs) in WORKLOG_EXECUTABLES (cli.help runs each with --help).
 function(add_worklog_step step)
   cmake_parse_arguments(PARSE_ARGV 1 arg "HOPPER" "FALLBACK" "EXTRA")
   add_library(${step}_kernel OBJECT ${PROJECT_SOURCE_DIR}/${step}/kernel.cu)
@@ -36,6 +37,8 @@ function(add_worklog_step step)
     if(arg_HOPPER)
       worklog_build_for_sm90a(${step}_${extra})
     endif()
+    set_property(GLOBAL APPEND PROPERTY WORKLOG_EXECUTABLES ${step}_${extra})
   endforeach()
   set_property(GLOBAL APPEND PROPERTY WORKLOG_STEPS ${step})
+  set_property(GLOBAL APPEND PROPERTY WORKLOG_EXECUTABLES ${step})
 endfunction()

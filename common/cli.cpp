@@ -4,8 +4,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 
 namespace worklog {
 namespace {
@@ -45,15 +48,26 @@ std::uint64_t parse_seed(const std::string& text) {
   return value;
 }
 
+// A positive number of milliseconds.
+double parse_ms(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') fail(flag + " expects a number of milliseconds (got '" + text + "')");
+  if (errno == ERANGE || !std::isfinite(value) || value <= 0) fail(flag + " must be positive and finite (got '" + text + "')");
+  return value;
+}
+
 }  // namespace
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
   using Setter = std::function<void(const std::string& flag, const std::string& value)>;
+  bool shape_given = false;  // --m, --n or --k: not with --shapes
   const std::map<std::string, Setter> valued = {
-      {"--m", [&](auto& f, auto& v) { o.shape.m = parse_int(f, v, 1); }},
-      {"--n", [&](auto& f, auto& v) { o.shape.n = parse_int(f, v, 1); }},
-      {"--k", [&](auto& f, auto& v) { o.shape.k = parse_int(f, v, 1); }},
+      {"--m", [&](auto& f, auto& v) { o.shape.m = parse_int(f, v, 1); shape_given = true; }},
+      {"--n", [&](auto& f, auto& v) { o.shape.n = parse_int(f, v, 1); shape_given = true; }},
+      {"--k", [&](auto& f, auto& v) { o.shape.k = parse_int(f, v, 1); shape_given = true; }},
       {"--alpha", [&](auto& f, auto& v) { o.alpha = parse_float(f, v); }},
       {"--beta", [&](auto& f, auto& v) { o.beta = parse_float(f, v); }},
       {"--warmup", [&](auto& f, auto& v) { o.warmup = parse_int(f, v, 0); }},
@@ -73,6 +87,11 @@ Options parse_options(const std::vector<std::string>& args) {
          if (v.empty()) fail(f + " expects a file name");
          o.csv_path = v;
        }},
+      {"--shapes", [&](auto& f, auto& v) {
+         if (v.empty()) fail(f + " expects a file name");
+         o.shapes_path = v;
+       }},
+      {"--time-cap", [&](auto& f, auto& v) { o.time_cap_ms = parse_ms(f, v); }},
       {"--profile", [&](auto& f, auto& v) {
          if (v == "step") o.profile = ProfileTarget::step;
          else if (v == "cublas") o.profile = ProfileTarget::cublas;
@@ -109,7 +128,9 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   // NaN times a non-zero beta is NaN everywhere, in cuBLAS's result too: nothing left to check.
   if (o.initial_c == InitialC::nan && o.beta != 0.0f) fail("--initial-c nan needs --beta 0");
+  if (!o.shapes_path.empty() && shape_given) fail("--shapes cannot be combined with --m, --n or --k");
   if (o.profile != ProfileTarget::none) {
+    if (!o.shapes_path.empty()) fail("--profile cannot be combined with --shapes (a profile run launches one shape)");
     // A profile run launches once and measures nothing itself: a CSV row would have no numbers.
     if (!o.csv_path.empty()) fail("--profile cannot be combined with --csv (a profile run times nothing)");
     if (o.profile == ProfileTarget::cublas && !o.cublas) fail("--profile cublas cannot be combined with --no-cublas");
@@ -132,7 +153,15 @@ cuBLAS on the same random inputs, checks the result, and times both.
   --no-check            skip the comparison with cuBLAS
   --no-cublas           run no cuBLAS at all (implies --no-check): only this step's kernel runs,
                         as the compute-sanitizer tests want
-  --csv FILE            append one result row to FILE (header written when FILE is new)
+  --csv FILE            append one result row to FILE (header written when FILE is new; FILE is
+                        created only when the row is written); its last columns, bad_count,
+                        first_bad_row, first_bad_col, expected, obtained, are the check's verdict
+                        for programs (empty when unchecked; the last four empty when it passed)
+  --shapes FILE         run every shape listed in FILE (one MxNxK a line, # comments) in this
+                        process, instead of --m --n --k: each is checked, timed and written to
+                        --csv as a run of its own; a shape that does not fit is skipped, with a line
+  --time-cap MS         time fewer rounds than --iters (at least one) when they would take more
+                        than MS milliseconds, as measured by one more round first
   --device D            CUDA device index (default 0)
   --variant V           run the step's variant V instead (steps that measure techniques one by
                         one register them; an unknown V lists the known ones)
@@ -144,6 +173,35 @@ cuBLAS on the same random inputs, checks the result, and times both.
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device
 )";
+}
+
+std::vector<Shape> parse_shape_list(const std::string& text, const std::string& name) {
+  std::vector<Shape> shapes;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string where = name + ":" + std::to_string(number) + ": ";
+    line = line.substr(0, line.find('#'));
+    const std::size_t first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const std::string shape = line.substr(first, last - first + 1);
+    const std::size_t x1 = shape.find('x'), x2 = x1 == std::string::npos ? x1 : shape.find('x', x1 + 1);
+    if (x2 == std::string::npos || shape.find('x', x2 + 1) != std::string::npos)
+      fail(where + "expected MxNxK, three positive integers (got '" + shape + "')");
+    shapes.push_back({parse_int(where + "M", shape.substr(0, x1), 1),
+                      parse_int(where + "N", shape.substr(x1 + 1, x2 - x1 - 1), 1),
+                      parse_int(where + "K", shape.substr(x2 + 1), 1)});
+  }
+  if (shapes.empty()) fail(name + ": no shapes listed");
+  return shapes;
+}
+
+std::vector<Shape> read_shape_file(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) fail("cannot open --shapes file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_shape_list(text.str(), path);
 }
 
 }  // namespace worklog

@@ -32,6 +32,12 @@ struct Options {
   std::string csv_path;  // empty: no CSV row
   int device = 0;
   std::string variant;  // empty: the step itself; else one of its registered variants (step.hpp)
+  // --shapes: run every shape of this file (read_shape_file) in one process instead of `shape`,
+  // each checked, timed and reported as a run of its own.
+  std::string shapes_path;
+  // --time-cap: when > 0, fewer timed rounds than `iters` where the rounds would take longer than
+  // this many milliseconds (at least one round; one more, untimed by the median, measures a round).
+  double time_cap_ms = 0;
   ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
   bool help = false;
 };
@@ -46,5 +52,12 @@ struct UsageError {
 Options parse_options(const std::vector<std::string>& args);
 
 std::string usage_text(const std::string& program);
+
+// The shapes of a --shapes file: one MxNxK a line (e.g. 4096x4096x4097); blank lines and text after
+// '#' are ignored. `name` names the file in the messages. Throws UsageError, "<name>:<line>: …",
+// for a malformed line, or "<name>: no shapes listed" for none.
+std::vector<Shape> parse_shape_list(const std::string& text, const std::string& name);
+// The same, read from the file at `path`; a file that cannot be read is a UsageError too.
+std::vector<Shape> read_shape_file(const std::string& path);
 
 }  // namespace worklog

@@ -1,19 +1,34 @@
 #include "device_select.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "cli.hpp"  // exit codes
 #include "cuda_check.hpp"
+#include "no_device.hpp"
 
 namespace worklog {
 
-cudaDeviceProp select_device(int index) {
+std::optional<Failure> no_cuda_device(int* device_count) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0)
-    throw Failure{exit_no_device, std::string("no CUDA device found (") +
-                                      (status != cudaSuccess ? cudaGetErrorString(status) : "0 devices") + ")"};
+  cudaGetLastError();  // a failed count is not a sticky error, but leave nothing behind
+  if (device_count) *device_count = status == cudaSuccess ? count : 0;
+  if (status == cudaSuccess && count > 0) return std::nullopt;
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);  // 0 when no driver library can be loaded
+  cudaRuntimeGetVersion(&runtime);
+  const DeviceCount kind = status == cudaSuccess || status == cudaErrorNoDevice ? DeviceCount::none
+                           : status == cudaErrorInsufficientDriver            ? DeviceCount::insufficient_driver
+                                                                               : DeviceCount::other_error;
+  return Failure{exit_no_device,
+                 no_device_reason(kind, driver, runtime, cudaGetErrorString(status), std::getenv("CUDA_VISIBLE_DEVICES"))};
+}
+
+cudaDeviceProp select_device(int index) {
+  int count = 0;
+  if (const auto none = no_cuda_device(&count)) throw *none;
   if (index >= count)
     throw Failure{exit_bad_argument, "--device " + std::to_string(index) + " does not exist: " + std::to_string(count) +
                                          " CUDA device(s), numbered from 0"};

@@ -13,7 +13,11 @@
 
 namespace worklog {
 
-// Which device: index, or Failure (no device: exit_no_device; bad index: exit_bad_argument).
+// Why no CUDA device can be used here (exit_no_device, with the reason in words: no driver, a driver
+// older than the runtime, no GPU; no_device.hpp), or nothing when there is one; *device_count, when
+// given, is set to the number of devices.
+std::optional<Failure> no_cuda_device(int* device_count = nullptr);
+// Which device: index, or Failure (no device: no_cuda_device(); bad index: exit_bad_argument).
 cudaDeviceProp select_device(int index);
 // The one-line message and exit code when this GPU is outside the step's compute capabilities,
 // or nothing when it may run.

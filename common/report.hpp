@@ -5,9 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "cli.hpp"        // Options
+#include "failure.hpp"
 #include "gemm_data.hpp"  // CheckResult
 
 namespace worklog {
@@ -27,8 +29,16 @@ struct Measurement {
   bool checked;
 };
 
-void append_csv(std::FILE* csv, const RunInfo& info, const char* step, const char* adds, const char* precision,
-                const Options& o, const Measurement& r);
-void print_result(const char* step, const char* precision, const Options& o, const Measurement& r);
+// Why rows could not be appended to the --csv file `path` (strerror's words), or nothing when they
+// can. Checked before a run; creates nothing, so that a run which stops early (no device, a bad
+// argument found later) leaves no empty file behind.
+std::optional<std::string> csv_output_problem(const std::string& path);
+// Appends the run's row to `path`, with the header first when the file is new or empty: the file
+// is created here, once there is a row to write. Throws Failure (exit_bad_argument) when it cannot.
+void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds,
+                const char* precision, const Options& o, const Measurement& r);
+// The result line on stdout, after the line of column names when `header` (a --shapes run prints
+// that once).
+void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header);
 
 }  // namespace worklog

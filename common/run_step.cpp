@@ -1,8 +1,9 @@
 #include "run_step.hpp"
 
-#include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,12 +23,21 @@ namespace worklog {
 
 namespace {
 
-template <class Input>
-int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, std::FILE* csv) {
-  const RunInfo info = describe_run(prop);
-  std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
+// How many rounds to time: --iters, or under --time-cap as many as fit into it by the time of one
+// round measured first (at least one).
+int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& o) {
+  if (o.time_cap_ms <= 0) return o.iters;
+  double round_ms = 0;
+  for (const double ms : median_ms_interleaved(runs, 0, 1)) round_ms += ms;
+  const double fit = o.time_cap_ms / std::max(round_ms, 1e-6);
+  return fit >= o.iters ? o.iters : std::max(1, int(fit));
+}
 
+// One shape, o.shape: check the step against cuBLAS, time both, print the result line (after the
+// header line, when asked) and append the CSV row. Returns exit_ok or exit_check_failed.
+template <class Input>
+int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header) {
+  const RunInfo info = describe_run(prop);
   GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape));
   std::optional<CublasHandle> cublas;
   if (o.cublas) cublas.emplace();
@@ -48,17 +58,20 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
   if (cublas) {
     const GemmProblem<Input> reference = o.check ? data.reference_problem(o.alpha, o.beta) : problem;
-    const std::vector<double> ms = median_ms_interleaved(
-        {[&] { step.launch(problem, 0); }, [&] { cublas_gemm(cublas->get(), reference); }}, o.warmup, o.iters);
+    const std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); },
+                                                     [&] { cublas_gemm(cublas->get(), reference); }};
+    const std::vector<double> ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o));
     r.ms = ms[0];
     r.cublas_ms = ms[1];
   } else {
-    r.ms = median_ms([&] { step.launch(problem, 0); }, o.warmup, o.iters);
+    const std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); }};
+    r.ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o))[0];
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  print_result(step.name.c_str(), precision_name<Input>(), o, r);
-  if (csv) append_csv(csv, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
+  print_result(step.name.c_str(), precision_name<Input>(), o, r, header);
+  if (!o.csv_path.empty())
+    append_csv(o.csv_path, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
     std::fprintf(stderr,
                  "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
@@ -70,6 +83,29 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   return exit_ok;
 }
 
+// --shapes: measure() on each shape in turn, in this one process (one CUDA context, one set of loaded
+// kernels). A shape that does not fit in device memory is skipped with a line on stderr. Returns
+// exit_check_failed when any check failed, else exit_does_not_fit when any shape was skipped.
+template <class Input>
+int measure_shapes(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop,
+                   const std::vector<Shape>& shapes) {
+  bool failed = false, skipped = false;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    Options one = o;
+    one.shape = shapes[i];
+    try {
+      require_device_memory(one.shape, sizeof(Input), one.check);
+    } catch (const Failure& f) {
+      if (f.exit_code != exit_does_not_fit) throw;
+      std::fprintf(stderr, "%s: error: %s; skipping this shape\n", step.name.c_str(), f.message.c_str());
+      skipped = true;
+      continue;
+    }
+    failed |= measure(step, one, prop, i == 0) != exit_ok;
+  }
+  return failed ? exit_check_failed : skipped ? exit_does_not_fit : exit_ok;
+}
+
 }  // namespace
 
 template <class Input>
@@ -78,16 +114,35 @@ int run_step(const Options& o, const Step<Input>& step) {
     std::fprintf(stderr, "%s: error: %s\n", step.name.c_str(), message.c_str());
     return code;
   };
-  std::FILE* csv = nullptr;
-  if (!o.csv_path.empty() && !(csv = std::fopen(o.csv_path.c_str(), "a")))
-    return error(exit_bad_argument, "cannot open --csv file '" + o.csv_path + "': " + std::strerror(errno));
+  // A --csv file that cannot be written is refused now, but created only when its row is written.
+  if (!o.csv_path.empty())
+    if (const auto problem = csv_output_problem(o.csv_path))
+      return error(exit_bad_argument, "cannot open --csv file '" + o.csv_path + "': " + *problem);
+  std::vector<Shape> shapes;  // --shapes: the shapes of the file, read before any GPU work
+  try {
+    if (!o.shapes_path.empty()) shapes = read_shape_file(o.shapes_path);
+  } catch (const UsageError& e) {
+    return error(exit_bad_argument, e.message);
+  }
 
   int code = exit_ok;
   try {
     const cudaDeviceProp prop = select_device(o.device);
     if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
-    require_device_memory(o.shape, sizeof(Input), o.check);
-    code = o.profile == ProfileTarget::none ? measure(step, o, prop, csv) : profile_once(step, o);
+    if (o.profile != ProfileTarget::none) {
+      require_device_memory(o.shape, sizeof(Input), o.check);
+      code = profile_once(step, o);
+    } else {
+      const RunInfo info = describe_run(prop);
+      std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major,
+                  prop.minor, prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
+      if (!shapes.empty()) {
+        code = measure_shapes(step, o, prop, shapes);
+      } else {
+        require_device_memory(o.shape, sizeof(Input), o.check);
+        code = measure(step, o, prop, true);
+      }
+    }
   } catch (const Failure& f) {
     code = error(f.exit_code, f.message);
   } catch (const CudaError& e) {
@@ -100,7 +155,6 @@ int run_step(const Options& o, const Step<Input>& step) {
   } catch (const std::exception& e) {
     code = error(exit_cuda_error, e.what());
   }
-  if (csv) std::fclose(csv);
   return code;
 }
 

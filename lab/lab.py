@@ -2,19 +2,23 @@
 """The course lab kit: student copies made from the solutions, and a grader. Instructors: see
 lab/README.md. Python standard library only.
 
-    python3 lab/lab.py release --steps 02,04 --out DIR [--rubric FILE] [--source DIR]
+    python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR]
     python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR]
                              [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
     python3 lab/lab.py check [--steps all] [--source DIR]
 
 Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
-regions). Exit codes:
-  0   done (grade: report.md, results.json and grading.json written, whatever the scores)
-  1   check or release: a LAB marker is malformed, or a solution line would leak into the copy
-  2   bad command line or input file (unknown step, step without LAB regions, rubric, cases)
-  3   grade: the grading machine cannot grade (a tool is missing, the reference does not build)
-  4   grade: this GPU cannot run a chosen step
-  77  grade: no CUDA device
+regions). A release leaves out every step after the first one it hands out, unless --keep names
+it: later steps build on earlier ones, so their code carries the solutions.
+Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
+  0   exit_ok: done (grade: report.md, results.json and grading.json written, whatever the scores)
+  1   exit_check_failed: check or release: a LAB marker is malformed, or a solution would leak
+  2   exit_bad_argument: bad command line or input file (unknown step, step without LAB regions,
+      rubric, cases)
+  4   exit_unsupported_gpu: grade: this GPU cannot run a chosen step
+  8   exit_cannot_grade: grade: this machine cannot grade (a tool is missing, the reference does
+      not build)
+  77  exit_no_device: grade: no CUDA device
 """
 import argparse
 import json
@@ -25,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labkit import grading, release, report  # noqa: E402
+from labkit import exit_codes, grading, release, report  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
@@ -33,7 +37,6 @@ from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, releas
                           resolve_steps)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-EXIT_OK, EXIT_MARKERS_OR_LEAK, EXIT_BAD_ARGUMENT = 0, 1, 2
 
 
 def fail(message, code):
@@ -69,8 +72,8 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line and exit code 2 like every other bad input."""
 
     def error(self, message):
-        print(f"lab.py {self.prog.split()[-1]}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_BAD_ARGUMENT)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)  # "lab.py: ..." or "lab.py release: ..."
+        sys.exit(exit_codes.EXIT_BAD_ARGUMENT)
 
 
 def parse_args(argv):
@@ -84,6 +87,9 @@ def parse_args(argv):
     rel.add_argument("--rubric", type=existing_file, help="rubric to describe in LAB.md (default lab/rubric.json)")
     rel.add_argument("--source", type=existing_folder, default=REPOSITORY,
                      help="tree with the solutions to copy (default: this repository)")
+    rel.add_argument("--keep", default="",
+                     help="later steps to copy as they are (by default every step after the first one handed out "
+                          "is left out: its code carries the solutions); the leak check still applies")
 
     grade = commands.add_parser("grade", help="grade a submission's kernels")
     grade.add_argument("--submission", required=True, type=existing_folder,
@@ -109,41 +115,63 @@ def command_release(args):
     rubric = load_rubric(args.rubric)
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps)
+    keep = resolve_steps(source, args.keep, require_regions=False) if args.keep.strip() else []
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise UsageError(f"--out {args.out} exists and is not an empty folder")
     try:
-        plan = release.release(source, steps, args.out, rubric)
+        plan = release.release(source, steps, args.out, rubric, keep)
     except release.LeakError as e:
         for leak in e.leaks:
             print(f"  {leak}", file=sys.stderr)
-        return fail(f"{e}; nothing was written (move the LAB markers so that no solution line is left outside "
-                    "the regions)", EXIT_MARKERS_OR_LEAK)
+        leaked = release.leaked_steps(e.leaks, discover_steps(source))
+        earlier = [s for s in leaked if s < min(steps)]
+        kept = [s for s in leaked if s in keep]
+        hint = "move the LAB markers"
+        if earlier:
+            hint = (f"hand out {', '.join(earlier)} with it (--steps {','.join(s[:2] for s in sorted(earlier + steps))}), "
+                    "or " + hint)
+        if kept:
+            hint = f"leave {', '.join(kept)} out (no --keep), hand it out too, or " + hint
+        return fail(f"{e}; nothing was written ({hint} so that no solution is left outside the regions)",
+                    exit_codes.EXIT_CHECK_FAILED)
+    withheld = f"; left out, as later steps: {', '.join(plan.withheld)}" if plan.withheld else ""
     print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
-          + ", ".join(steps) + "; instructions for students in LAB.md")
-    return EXIT_OK
+          + ", ".join(steps) + withheld + "; instructions for students in LAB.md")
+    return exit_codes.EXIT_OK
 
 
 def command_check(args):
-    """For authors of steps: every marker well formed, and releasing each step alone leaks no line."""
+    """For authors of steps: every marker well formed, and releasing each step leaks nothing: alone,
+    or, where its solution repeats an earlier step's code, together with that step (said so)."""
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps, require_regions=False)
     rubric = load_rubric()
     problems = 0
     handed_out = released_steps(source)
+    every_step = discover_steps(source)
     for step in steps:
         regions = regions_of(source, step)
         if not regions:
             print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
                                                 if step in handed_out else "(it cannot be handed out)"))
             continue
-        leaks = release.Plan(source, [step], rubric).leaks()
+        plan = release.Plan(source, [step], rubric)
+        leaks = plan.leaks()
         lines = sum(len(r.solution) for r in regions)
-        leak_count = f", {len(leaks)} LEAK(S)" if leaks else ""
-        print(f"{step}: {len(regions)} region(s), {lines} solution line(s){leak_count}")
+        later = f"; its release leaves out {', '.join(plan.withheld)}" if plan.withheld else ""
+        earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
+        if leaks and earlier and not release.Plan(source, sorted(earlier + [step]), rubric).leaks():
+            print(f"{step}: {len(regions)} region(s), {lines} solution line(s){later}; hand it out with "
+                  f"{', '.join(earlier)}, whose code its solution repeats")
+            for leak in leaks:
+                print(f"  {leak}")
+            continue
+        print(f"{step}: {len(regions)} region(s), {lines} solution line(s)"
+              + (f", {len(leaks)} LEAK(S)" if leaks else "") + later)
         for leak in leaks:
             print(f"  {leak}")
         problems += len(leaks)
-    return EXIT_MARKERS_OR_LEAK if problems else EXIT_OK
+    return exit_codes.EXIT_CHECK_FAILED if problems else exit_codes.EXIT_OK
 
 
 def gradable_steps(reference, spec):
@@ -171,10 +199,10 @@ def command_grade(args):
     for tool in ("cmake", "ctest"):
         if not shutil.which(tool):
             return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it",
-                        grading.EXIT_CANNOT_GRADE)
+                        exit_codes.EXIT_CANNOT_GRADE)
     devices, gpu = grading.cuda_devices()
     if devices == 0:
-        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", grading.EXIT_NO_DEVICE)
+        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", exit_codes.EXIT_NO_DEVICE)
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))
@@ -188,7 +216,7 @@ def command_grade(args):
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     write_outputs(record, args.out)
-    return EXIT_OK
+    return exit_codes.EXIT_OK
 
 
 def write_outputs(record, out):
@@ -206,9 +234,9 @@ def main(argv=None):
     try:
         return {"release": command_release, "grade": command_grade, "check": command_check}[args.command](args)
     except UsageError as e:
-        return fail(str(e), EXIT_BAD_ARGUMENT)
+        return fail(str(e), exit_codes.EXIT_BAD_ARGUMENT)
     except MarkerError as e:
-        return fail(str(e), EXIT_MARKERS_OR_LEAK)
+        return fail(str(e), exit_codes.EXIT_CHECK_FAILED)
 
 
 if __name__ == "__main__":

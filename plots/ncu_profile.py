@@ -24,9 +24,15 @@ The steps are those listed in BUILD/bin/worklog_steps.txt, the build's list of s
 run_worklog.py reads it. A step the GPU cannot run (exit code 4: for example a Hopper-only step
 on another GPU) is skipped with a line saying why.
 
-Exit codes: 0 every step (not skipped) and cuBLAS profiled; 1 a profile failed (the others are
-still written); 2 bad arguments, no list of steps, or no step executables; 3 ncu not found; 4 ncu
-cannot read the GPU's performance counters (permissions: ERR_NVGPUCTRPERM); 77 no CUDA device.
+Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
+  0   exit_ok: every step (not skipped) and cuBLAS profiled
+  1   exit_check_failed: a profile failed (the others are still written)
+  2   exit_bad_argument: bad arguments, no list of steps, or no step executables
+  6   exit_tool_missing: ncu not found
+  7   exit_no_counter_access: ncu cannot read the GPU's performance counters (permissions:
+      ERR_NVGPUCTRPERM)
+  77  exit_no_device: no CUDA device
+Nothing is left in DIR by a profile that stops before any kernel was profiled.
 """
 import argparse
 import csv
@@ -42,16 +48,16 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-import make_plots
-import plots_env
-from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int
-from profile_csv import CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals, write_profile
-from run_worklog import NO_DEVICE, UNSUPPORTED_GPU, Stop, built_steps, publish
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import make_plots  # noqa: E402
+import plots_env  # noqa: E402
+import readme_blocks  # noqa: E402
+from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int  # noqa: E402
+from profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals,  # noqa: E402
+                         write_profile)
+from run_worklog import Stop, built_steps, publish  # noqa: E402
 
-# ---- Exit codes (documented above and in README.md) -------------------------------------------
-
-EXIT_OK, EXIT_PROFILE_FAILED, EXIT_BAD_ARGUMENT = 0, 1, 2
-EXIT_NO_NCU, EXIT_NO_COUNTER_ACCESS, EXIT_NO_DEVICE = 3, 4, 77
 PUBLISHED = ("profile.csv", "roofline_measured.png", "table.md")  # what --publish copies, when written
 
 # ---- The metrics ------------------------------------------------------------------------------
@@ -312,7 +318,7 @@ def find_ncu(given):
     if given:
         if Path(given).is_file() and os.access(given, os.X_OK):
             return str(given)
-        raise Stop(EXIT_NO_NCU, f"--ncu {given}: no such executable")
+        raise Stop(exit_codes.EXIT_TOOL_MISSING, f"--ncu {given}: no such executable")
     found = shutil.which("ncu")
     if found:
         return found
@@ -323,8 +329,8 @@ def find_ncu(given):
     for bin_dir in bin_dirs:
         if (bin_dir / "ncu").is_file():
             return str(bin_dir / "ncu")
-    raise Stop(EXIT_NO_NCU, "Nsight Compute (ncu) not found: install it with the CUDA Toolkit, put it on "
-                            "PATH, or pass --ncu PATH")
+    raise Stop(exit_codes.EXIT_TOOL_MISSING, "Nsight Compute (ncu) not found: install it with the CUDA Toolkit, "
+                                             "put it on PATH, or pass --ncu PATH")
 
 
 def profile_command(ncu, metrics, report, exe, size, target):
@@ -347,7 +353,7 @@ def read_outcome(output, returncode, step):
     profile can work (no counter access, no device); else an Outcome with the step's precision
     (it ran; the report is read next), or skipped (the GPU cannot run the step), or error."""
     if "ERR_NVGPUCTRPERM" in output:
-        raise Stop(EXIT_NO_COUNTER_ACCESS,
+        raise Stop(exit_codes.EXIT_NO_COUNTER_ACCESS,
                    "ncu cannot read the GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or let "
                    "users profile (https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
     # Not anchored at a line start: ncu's progress dots may precede the step's line.
@@ -355,11 +361,11 @@ def read_outcome(output, returncode, step):
     returned = re.search(r"The application returned an error code \((\d+)\)", output)
     # The step's exit code, as ncu reports it; else ncu's own, when the step said it failed.
     app_code = int(returned.group(1)) if returned else returncode if said else None
-    if app_code == NO_DEVICE:
-        raise Stop(EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU"
+    if app_code == exit_codes.EXIT_NO_DEVICE:
+        raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; profiling needs an NVIDIA GPU"
                                    + (f" ({step}: {said.group(1)})" if said else ""))
-    if app_code == UNSUPPORTED_GPU:
-        reason = said.group(1) if said else "the step cannot run on this GPU (exit code 4)"
+    if app_code == exit_codes.EXIT_UNSUPPORTED_GPU:
+        reason = said.group(1) if said else f"the step cannot run on this GPU (exit code {app_code})"
         return Outcome(None, None, reason, None)
     ran = re.search(rf"{re.escape(step)}: profiled .* precision (\w+),", output)
     if ran and app_code is None:
@@ -379,7 +385,7 @@ def run_profile(ncu, exe, step, target, size, metrics, report, timeout):
     except subprocess.TimeoutExpired:
         return Outcome(None, None, None, f"timed out after {timeout} s"), set()
     except OSError as e:
-        raise Stop(EXIT_NO_NCU, f"cannot run {ncu}: {e}") from None
+        raise Stop(exit_codes.EXIT_TOOL_MISSING, f"cannot run {ncu}: {e}") from None
     output = done.stdout + done.stderr
     rejected = rejected_metrics(output, metrics)
     if rejected:
@@ -487,7 +493,7 @@ def write_outputs(args, rows):
     (args.out / "roofline_measured.png").unlink(missing_ok=True)  # an old one is not this profile's
     venv = args.venv or plots_env.build_tree_venv(args.bin_dir)
     code = make_plots.draw_results(args.out, venv, "ncu_profile", given_peak_arguments(args))
-    if code != 0:
+    if code != exit_codes.EXIT_OK:
         say(f"ncu_profile: warning: make_plots exited with code {code}; only profile.csv is written", error=True)
 
 
@@ -513,27 +519,41 @@ def summary(rows):
     return "\n".join(lines)
 
 
+def remove_if_empty(folders):
+    """Removes the folders this run made (innermost last in the list) that hold nothing: a profile
+    that stopped before profiling anything leaves no trace."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
 def main(argv=None):
     """Profile the worklog; return the exit code."""
     args = parse_args(argv)
     started = time.monotonic()
+    created = [folder for folder in (args.out, args.out / "ncu") if not folder.exists()]
     try:
         steps = built_steps(args.bin_dir, "ncu_profile")
         ncu = find_ncu(args.ncu)
         rows, failures = profile_all(args, ncu, steps)
     except Stop as stop:
         say(f"ncu_profile: error: {stop}", error=True)
+        remove_if_empty(created)
         return stop.code
     if not rows:
         say("ncu_profile: error: no kernel was profiled", error=True)
-        return EXIT_PROFILE_FAILED
+        remove_if_empty(created)
+        return exit_codes.EXIT_CHECK_FAILED
     write_outputs(args, rows)
     if args.publish:
         publish(args.out, args.publish, PUBLISHED)
+        readme_blocks.refresh(args.publish, "ncu_profile")  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))
-    return EXIT_PROFILE_FAILED if failures else EXIT_OK
+    return exit_codes.EXIT_CHECK_FAILED if failures else exit_codes.EXIT_OK
 
 
 if __name__ == "__main__":

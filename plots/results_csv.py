@@ -15,11 +15,15 @@ COLUMNS = (
     "m n k alpha beta ms tflops cublas_ms cublas_tflops pct_cublas max_abs_err err_over_tol "
     "global_bytes status"
 ).split()
-INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes"}
+# The check's verdict for programs (the lab grader reads them), after those above: written by
+# every step since they were added, absent from older CSVs, which are read all the same.
+CHECK_COLUMNS = "bad_count first_bad_row first_bad_col expected obtained".split()
+INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col"}
 FLOAT_COLUMNS = {"alpha", "beta", "ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas",
-                 "max_abs_err", "err_over_tol"}
-# Left empty by a step run with --no-check (the error columns) or --no-cublas (all of these).
-MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol"}
+                 "max_abs_err", "err_over_tol", "expected", "obtained"}
+# Left empty by a step run with --no-check (the error columns and the verdict) or --no-cublas (all
+# of these); the first wrong element's columns are empty when there is none.
+MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol", *CHECK_COLUMNS}
 POSITIVE = {"m", "n", "k", "ms", "cublas_ms"}  # we divide by these and take their logarithm
 STATUSES = {"PASS", "FAIL", "UNCHECKED"}
 
@@ -60,7 +64,7 @@ def _check_header(path, header):
         raise InputError(f"{path}: empty CSV (no header line)")
     problems = []
     missing = [c for c in COLUMNS if c not in header]
-    unknown = [c for c in header if c not in COLUMNS]
+    unknown = [c for c in header if c not in COLUMNS and c not in CHECK_COLUMNS]
     if missing:
         problems.append("missing columns: " + ", ".join(missing))
     if unknown:
@@ -71,9 +75,9 @@ def _check_header(path, header):
 
 def _parse_row(raw, where):
     if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
-        raise InputError(f"{where}: expected {len(COLUMNS)} fields")
+        raise InputError(f"{where}: expected {sum(k is not None for k in raw)} fields, as many as the header names")
     row = dict(raw)
-    for col in COLUMNS:
+    for col in COLUMNS + [c for c in CHECK_COLUMNS if c in raw]:
         if col not in INT_COLUMNS and col not in FLOAT_COLUMNS:
             continue
         text = raw[col].strip()
@@ -90,7 +94,9 @@ def _parse_row(raw, where):
         raise InputError(f"{where}: column 'status' must be PASS, FAIL or UNCHECKED, "
                          f"got {row['status']!r}")
     try:
-        time = datetime.fromisoformat(row["timestamp"])
+        # The steps write "...Z"; fromisoformat reads that suffix only from Python 3.11 on.
+        stamp = row["timestamp"]
+        time = datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp)
     except ValueError:
         raise InputError(f"{where}: column 'timestamp' is not an ISO-8601 time: "
                          f"{row['timestamp']!r}") from None

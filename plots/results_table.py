@@ -5,6 +5,7 @@ Needs only the Python standard library.
 import math
 
 from profile_csv import CUBLAS
+from shape_results import peer_table_rows
 from results_csv import (cublas_ms, cublas_name, gemm_flops, latest_per_step, newest,
                          precision_label, precisions, size_of)
 
@@ -34,14 +35,22 @@ def _speedup(row, previous):
     return text
 
 
+def _peer_cells(peer, limited_by):
+    engine, what, precision, shape, ms, tflops, pct, check = peer
+    numbers = ("—", "—", "—") if ms is None else (fmt_ms(ms), fmt_tflops(tflops), fmt_pct(pct))
+    return _cells(engine, what, precision, shape, *numbers, "—", check, *([] if limited_by is None else ["—"]))
+
+
 def _cells(*cells):
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
-def build_table(rows, limited_by=None):
+def build_table(rows, limited_by=None, peers=None):
     """Return the comparison table as Markdown text. With limited_by, a {(step, precision,
     (m, n, k)): words} dict from profile_csv.limited_by_step(), a last column says what the
-    profiler found limits each row ("—" where profile.csv has no row for it)."""
+    profiler found limits each row ("—" where profile.csv has no row for it). With peers, the rows
+    of peers.csv (shape_results), each peer follows cuBLAS at its size (at the end when the steps
+    ran at no such size), its % against the cuBLAS of its own process."""
     def measured(step, precision, size):
         return [] if limited_by is None else [limited_by.get((step, precision, size), "—")]
 
@@ -56,7 +65,9 @@ def build_table(rows, limited_by=None):
         "|---|---|---|---|---:|---:|---:|---:|---|" + ("" if limited_by is None else "---|"),
     ]
     steps = latest_per_step(rows)
-    for size in sorted({size_of(r) for r in steps}):
+    peer_rows = [] if peers is None else peer_table_rows(peers)
+    sizes = sorted({size_of(r) for r in steps})
+    for size in sizes:
         group = [r for r in steps if size_of(r) == size]
         shape = "×".join(map(str, size))
         previous = None
@@ -77,12 +88,19 @@ def build_table(rows, limited_by=None):
                                 precision_label(precision), shape, fmt_ms(ms),
                                 fmt_tflops(gemm_flops(size) / ms / 1e9), "100.0%", "—", "—",
                                 *measured(CUBLAS, precision, size)))
+        lines += [_peer_cells(p, limited_by) for p in peer_rows if p[3] == shape]
+    shown = {"×".join(map(str, size)) for size in sizes}
+    lines += [_peer_cells(p, limited_by) for p in peer_rows if p[3] not in shown]
     lines += [
         "",
         "% of cuBLAS compares with cuBLAS timed in the same run and precision. "
         "Speed-up = previous step's time / this step's time; \"(vs FP32)\" marks a change of "
         "precision. FP16→FP32 means FP16 inputs with FP32 accumulation and output.",
     ]
+    if peer_rows:
+        lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
+                      "(plots/peers.py): each is timed in its own process in alternation with cuBLAS's "
+                      "cublasGemmEx there, and its % is against that.")
     if limited_by is not None:
         lines[-1] += (" Limited by (measured): the rule in plots/profile_csv.py (limited_by) applied to "
                       "Nsight Compute's counters in profile.csv.")

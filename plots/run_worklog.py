@@ -1,13 +1,28 @@
 #!/usr/bin/env python3
-"""Run every step of the GEMM worklog, then the size sweep, then write the table and the charts.
+"""Run every step of the GEMM worklog, then the size sweep, then write the table and the charts; or,
+with --shapes, run chosen steps, cuBLAS and the peers on the shape corpus.
 
     python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results [--size 4096]
         [--sweep-sizes 256,257,512,...] [--no-sweep] [--publish DIR] [--iters N --warmup N]
-        [--venv BUILD/plots-venv]
+        [--venv BUILD/plots-venv] [--no-peers] [--peer-python PYTHON]
+    python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS]
+        [--steps 10,08] [--publish DIR] [--no-peers] [--peer-python PYTHON] [--venv ...]
 
 The steps and their order come from BIN_DIR/worklog_steps.txt, which the build writes from the
 add_worklog_step() lines of CMakeLists.txt. Each step runs at --size; the sweep then runs the
-fastest verified step of each precision, as just measured, at every --sweep-sizes N.
+fastest verified step of each precision, as just measured, at every --sweep-sizes N. The peers
+(plots/peers.py: torch.matmul and a Triton kernel, each in its own process, timed against cuBLAS
+there) run at --size too, and the table gains their rows (peers.csv); a peer that this Python
+(--peer-python) cannot run is a row saying "not available", and not a failure.
+
+--shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
+(default: the last step of each precision, the step before the last, and 08_mma_ldmatrix, found by
+running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
+the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
+then each peer likewise; and
+writes shapes.csv, shapes.md and the charts shapes_squares.png and shapes_llm.png. With --publish,
+it copies them there and, when that is a checkout's plots/results, rewrites the READMEs' generated
+blocks (readme_blocks.py; the `shapes` block of README.md among them).
 
 The table needs only Python. The charts need matplotlib: when this Python cannot import it, it
 is installed into the virtual environment --venv (default: BIN_DIR/../plots-venv, in the build
@@ -15,35 +30,58 @@ tree), made on first use; when that fails too, the CSVs and the table are still 
 line says how to get the charts. When --out holds a profile.csv (from ncu_profile.py), the table
 gains the "limited by (measured)" column and roofline_measured.png is redrawn.
 
-Exit codes: 0 all good (steps that do not support this GPU are skipped, with one line each,
-and charts left out for lack of matplotlib still mean 0); 1 a step failed verification (the run
-still completes) or stopped with another error; 2 bad arguments, no list of steps, or no step
-executables; 4 no step supports this GPU; 77 no CUDA device.
+Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
+  0   exit_ok: all good (steps that do not support this GPU are skipped, with one line each, peers
+      that cannot run here are "not available", and charts left out for lack of matplotlib still
+      mean 0)
+  1   exit_check_failed: a step or peer failed verification (the run still completes) or stopped
+      with another error (in the shapes run, the other engines still run)
+  2   exit_bad_argument: bad arguments, a bad corpus, no list of steps, or no step executables
+  4   exit_unsupported_gpu: no step supports this GPU
+  77  exit_no_device: no CUDA device (the first step says why: no driver, a driver too old, no GPU)
+The CSVs are written into a temporary folder and moved into --out when the runs end, so a run
+that stops before any step has measured (no CUDA device, say) leaves --out as it was.
 """
 import argparse
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import make_plots
-import plots_env
-from arguments import add_venv_argument, int_at_least, positive_int
-from results_csv import InputError, load_rows
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import make_plots  # noqa: E402
+import plots_env  # noqa: E402
+import readme_blocks  # noqa: E402
+import shape_corpus  # noqa: E402
+import shape_results  # noqa: E402
+from arguments import add_venv_argument, int_at_least, positive_int  # noqa: E402
+from results_csv import InputError, load_rows  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import exit_codes  # noqa: E402
 
 STEP_LIST = "worklog_steps.txt"  # in --bin-dir, written by CMake
 # Multiples of 128 (whole tiles) next to N+1, which needs one more, mostly empty, row of tiles.
 DEFAULT_SWEEP = (128, 129, 256, 257, 512, 513, 1024, 1025, 1536, 1537, 2048, 2049,
                  3072, 3073, 4096, 4097)
 SWEEP_TIMING = ("--warmup", "2", "--iters", "10")  # 32 sweep runs: keep each one short
-# The step executables' exit codes (their --help and README.md list them all).
-VERIFY_FAILED = 1    # the result does not match the reference: noted, and the worklog goes on
-UNSUPPORTED_GPU = 4  # the step cannot run on this GPU (e.g. Hopper-only code): skipped
-NO_DEVICE = 77       # no CUDA GPU (77 = "skipped" for CTest/automake): the worklog stops
-# The others stop the worklog.
-OTHER_EXITS = {2: "bad argument", 3: "matrices do not fit in device memory", 5: "CUDA or cuBLAS error"}
-PUBLISHED = ("worklog.csv", "sweep.csv", "table.md", "tflops.png", "sweep.png", "roofline.png")
+# What a step executable's exit code means here: a failed check is noted and the worklog goes on;
+# a step this GPU cannot run is skipped; no CUDA device stops the worklog; any other stops it too.
+STOPPING_EXITS = {exit_codes.EXIT_BAD_ARGUMENT: "bad argument",
+                  exit_codes.EXIT_DOES_NOT_FIT: "matrices do not fit in device memory",
+                  exit_codes.EXIT_CUDA_ERROR: "CUDA or cuBLAS error"}
+CSVS = ("worklog.csv", "sweep.csv", "peers.csv")  # what the runs write (in a temporary folder first)
+PUBLISHED = ("worklog.csv", "sweep.csv", "peers.csv", "table.md", "tflops.png", "sweep.png", "roofline.png")
+# The shapes run: each shape checked, then one warm-up round and up to 10 timed rounds, fewer where
+# they would pass 100 ms (at least one): about 4 s per FP16 step over the corpus on an H200.
+SHAPES_TIMING = ("--warmup", "1", "--iters", "10", "--time-cap", "100")
+SHAPES_PUBLISHED = ("shapes.csv", "shapes.md", "shapes_squares.png", "shapes_llm.png")
+PROBE_SIZE = 64  # the tiny run that tells a step's precision and whether this GPU runs it
+PORTABLE_STEP = "08_mma_ldmatrix"  # the fastest step that is not Hopper-only: always in the shapes run
+PEERS = {"torch": "torch.matmul", "triton": "Triton"}  # peers.py --engine, and the engine's name
 
 
 class Stop(Exception):
@@ -71,8 +109,21 @@ def parse_args(argv):
     parser.add_argument("--publish", type=Path, help="also copy the results into this folder")
     parser.add_argument("--iters", type=positive_int, help="timed iterations of the main runs")
     parser.add_argument("--warmup", type=int_at_least(0), help="warm-up iterations of the main runs")
+    parser.add_argument("--shapes", nargs="?", const=shape_corpus.CORPUS, type=Path, metavar="CORPUS",
+                        help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
+    parser.add_argument("--steps", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+                        help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
+                             f"last step of each precision, the one before the last, and {PORTABLE_STEP}")
+    parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
+    parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
+                        help="the Python that runs plots/peers.py (default: this one)")
     add_venv_argument(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps is not None and args.shapes is None:
+        parser.error("--steps needs --shapes")
+    if args.steps == []:
+        parser.error("--steps: give at least one step")
+    return args
 
 
 def read_step_list(bin_dir):
@@ -81,11 +132,12 @@ def read_step_list(bin_dir):
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise Stop(2, f"cannot read the list of steps {path} ({e.strerror}): --bin-dir must be the "
-                      "build's bin folder, where the build writes it") from None
+        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"cannot read the list of steps {path} ({e.strerror}): "
+                                                 "--bin-dir must be the build's bin folder, where the build writes it"
+                   ) from None
     steps = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not steps:
-        raise Stop(2, f"{path} lists no steps")
+        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"{path} lists no steps")
     return steps
 
 
@@ -99,22 +151,22 @@ def built_steps(bin_dir, who):
         else:
             print(f"{who}: warning: {bin_dir / step} not found; skipping {step}", file=sys.stderr, flush=True)
     if not steps:
-        raise Stop(2, f"no step executables in {bin_dir}")
+        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"no step executables in {bin_dir}")
     return steps
 
 
-def main_runs(args, steps):
-    """The (step, size, extra arguments, CSV file) of every run at --size, in step order."""
+def main_runs(args, steps, folder):
+    """The (step, size, extra arguments, CSV file in folder) of every run at --size, in step order."""
     timing = []
     if args.warmup is not None:
         timing += ["--warmup", str(args.warmup)]
     if args.iters is not None:
         timing += ["--iters", str(args.iters)]
-    return [(step, args.size, timing, args.out / "worklog.csv") for step in steps]
+    return [(step, args.size, timing, folder / "worklog.csv") for step in steps]
 
 
-def sweep_runs(args, steps):
-    return [(step, n, list(SWEEP_TIMING), args.out / "sweep.csv") for step in steps for n in args.sweep_sizes]
+def sweep_runs(args, steps, folder):
+    return [(step, n, list(SWEEP_TIMING), folder / "sweep.csv") for step in steps for n in args.sweep_sizes]
 
 
 def fastest_per_precision(rows):
@@ -130,41 +182,53 @@ def fastest_per_precision(rows):
     return [row["step"] for row in fastest.values()]
 
 
-def run_step(bin_dir, step, n, extra, csv_file):
-    """Run one step executable; its stdout goes straight to ours. Returns (exit code, stderr)."""
-    command = [str(bin_dir / step), "--m", str(n), "--n", str(n), "--k", str(n), *extra,
-               "--csv", str(csv_file)]
+def run_command(command, quiet=False):
+    """Run a step executable or peers.py; its stdout goes straight to ours (quiet: nowhere).
+    Returns (exit code, stderr)."""
     try:
-        done = subprocess.run(command, stderr=subprocess.PIPE, text=True, errors="replace")
+        done = subprocess.run(command, stdout=subprocess.DEVNULL if quiet else None, stderr=subprocess.PIPE,
+                              text=True, errors="replace")
     except OSError as e:
-        raise Stop(1, f"cannot run {command[0]}: {e}") from None
+        raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot run {command[0]}: {e}") from None
     return done.returncode, done.stderr
 
 
-def run_all(bin_dir, runs, label, failed, unsupported):
+def run_step(bin_dir, step, n, extra, csv_file, quiet=False):
+    """Run one step executable at n×n×n. Returns (exit code, stderr)."""
+    return run_command([str(bin_dir / step), "--m", str(n), "--n", str(n), "--k", str(n), *extra,
+                        "--csv", str(csv_file)], quiet)
+
+
+def last_error_line(step, stderr, code):
+    """The last line a program wrote to stderr, without its "<step>: error: " prefix."""
+    reason = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {code}"
+    prefix = f"{step}: error: "
+    return reason[len(prefix):] if reason.startswith(prefix) else reason
+
+
+def run_all(bin_dir, runs, label, failed, unsupported, quiet=False):
     """Run each (step, size, extra, CSV file); note failed verifications in `failed` and steps
     that cannot run on this GPU in `unsupported` (their later runs are left out)."""
     for number, (step, n, extra, csv_file) in enumerate(runs, 1):
         if step in unsupported:
             continue
         print(f"[{label}{number}/{len(runs)}] {step} {n}x{n}x{n}", flush=True)
-        code, stderr = run_step(bin_dir, step, n, extra, csv_file)
-        if code == UNSUPPORTED_GPU:
-            reason = stderr.strip().splitlines()[-1] if stderr.strip() else "exit code 4"
-            prefix = f"{step}: error: "  # the step's own one-line message, said again as ours
-            reason = reason[len(prefix):] if reason.startswith(prefix) else reason
-            print(f"run_worklog: skipping {step}: {reason}", file=sys.stderr, flush=True)
+        code, stderr = run_step(bin_dir, step, n, extra, csv_file, quiet)
+        said = last_error_line(step, stderr, code) if stderr.strip() else ""  # the step's own message
+        if code == exit_codes.EXIT_UNSUPPORTED_GPU:
+            print(f"run_worklog: skipping {step}: {said or f'exit code {code}'}", file=sys.stderr, flush=True)
             unsupported.add(step)
             continue
+        if code == exit_codes.EXIT_NO_DEVICE:  # the step's reason, in our one line
+            raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU"
+                                                  + (f" ({step}: {said})" if said else ""))
         sys.stderr.write(stderr)
-        if code == VERIFY_FAILED:
+        if code == exit_codes.EXIT_CHECK_FAILED:
             failed.append(f"{step} {n}x{n}x{n}")
             print(f"run_worklog: {step} FAILED verification; continuing", file=sys.stderr, flush=True)
-        elif code == NO_DEVICE:
-            raise Stop(NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU")
-        elif code != 0:
-            meaning = f" ({OTHER_EXITS[code]})" if code in OTHER_EXITS else ""
-            raise Stop(1, f"{step} exited with code {code}{meaning}; stopping")
+        elif code != exit_codes.EXIT_OK:
+            meaning = f" ({STOPPING_EXITS[code]})" if code in STOPPING_EXITS else ""
+            raise Stop(exit_codes.EXIT_CHECK_FAILED, f"{step} exited with code {code}{meaning}; stopping")
 
 
 def publish(out, target, names=PUBLISHED):
@@ -176,40 +240,209 @@ def publish(out, target, names=PUBLISHED):
             print(target / name, flush=True)
 
 
+def move_results(staging, out):
+    """Moves the CSVs the runs wrote in staging into out, in place of those of an earlier run, and
+    removes staging. When no step wrote a row (no CUDA device, say), out is left as it was."""
+    written = [staging / name for name in CSVS if (staging / name).is_file()]
+    if written:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in CSVS:
+            (out / name).unlink(missing_ok=True)
+        for path in written:
+            shutil.move(str(path), str(out / path.name))
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def run_peers(args, shapes, raw_csv, label, timing, failed):
+    """Run each peer (peers.py, one process each) on these shapes, appending to raw_csv. Returns
+    {engine: None when it ran, else why it is not available here}."""
+    status = {}
+    if args.no_peers:
+        return status
+    with tempfile.TemporaryDirectory() as tmp:
+        shape_list = Path(tmp) / "shapes.txt"
+        shape_list.write_text(shape_corpus.shape_list_text(shapes), encoding="utf-8")
+        what = f"{shape_corpus.shape_text(shapes[0])}" if len(shapes) == 1 else f"{len(shapes)} shapes"
+        for number, (engine, name) in enumerate(PEERS.items(), 1):
+            print(f"[{label}{number}/{len(PEERS)}] {name} {what}", flush=True)
+            code, stderr = run_command([str(args.peer_python), str(Path(__file__).resolve().with_name("peers.py")),
+                                        "--engine", engine, "--shapes", str(shape_list), "--csv", str(raw_csv),
+                                        *timing])
+            status[name] = None
+            if code in (exit_codes.EXIT_TOOL_MISSING, exit_codes.EXIT_NO_DEVICE):
+                last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {code}"
+                reason = last.split(f"peers: {name} not available: ", 1)[-1]
+                status[name] = reason
+                print(f"run_worklog: {name} not available: {reason}", flush=True)
+                continue
+            sys.stderr.write(stderr)
+            if code == exit_codes.EXIT_CHECK_FAILED:
+                failed.append(f"{name} ({what})")
+                print(f"run_worklog: {name} FAILED verification; continuing", file=sys.stderr, flush=True)
+            elif code == exit_codes.EXIT_DOES_NOT_FIT:
+                print(f"run_worklog: warning: {name} skipped shapes that do not fit in device memory",
+                      file=sys.stderr, flush=True)
+            elif code != exit_codes.EXIT_OK:
+                failed.append(f"{name} (exit code {code}: {exit_codes.MEANING.get(code, 'unknown')})")
+                print(f"run_worklog: {name} stopped with exit code {code}; continuing", file=sys.stderr, flush=True)
+    return status
+
+
+def worklog_peers(args, failed, folder):
+    """The peers at --size, into folder/peers.csv (shape_results' columns) for the table."""
+    raw = folder / "peers_raw.csv"
+    raw.unlink(missing_ok=True)
+    n = args.size
+    timing = ["--warmup", str(5 if args.warmup is None else args.warmup),
+              "--iters", str(20 if args.iters is None else args.iters)]
+    status = run_peers(args, [(n, n, n)], raw, "peers ", timing, failed)
+    raw_rows = load_rows(raw) if raw.exists() and raw.stat().st_size else []
+    entry = shape_corpus.Entry("worklog", n, n, n, "", 0)
+    shape_results.write_rows(folder / "peers.csv", shape_results.assemble([entry], raw_rows, [], status))
+    raw.unlink(missing_ok=True)
+
+
+def chosen_steps(args, steps, unsupported):
+    """The steps of the shapes run: those --steps names, else the last step of each precision, the
+    step before the last of the tensor-core precision (so that the newest step is seen beside the
+    one it improves on), and PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot
+    run are left out); newest first."""
+    if args.steps is not None:
+        chosen = []
+        for token in args.steps:
+            match = [s for s in steps if s == token or s.startswith(f"{token}_")]
+            if len(match) != 1:
+                raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"--steps: '{token}' names {len(match) or 'no'} step(s) "
+                                                         f"among {', '.join(steps)}")
+            chosen.append(match[0])
+        return list(dict.fromkeys(sorted(chosen, key=steps.index, reverse=True)))
+    probe = args.out / "shapes_probe.csv"
+    probe.unlink(missing_ok=True)
+    failed = []
+    tiny = ["--warmup", "0", "--iters", "1", "--no-cublas"]
+    run_all(args.bin_dir, [(step, PROBE_SIZE, tiny, probe) for step in steps], "probe ", failed, unsupported,
+            quiet=True)
+    if len(unsupported) == len(steps):
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
+    try:
+        rows = load_rows(probe)
+    except InputError as e:
+        raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot read the probe's results: {e}") from None
+    precision = {r["step"]: r["precision"] for r in rows}
+    last = {precision[s]: s for s in steps if s in precision}
+    chosen = set(last.values()) | ({PORTABLE_STEP} if PORTABLE_STEP in precision else set())
+    newest = [s for s in steps if s in precision and precision[s] == precision[steps[-1]]] if steps[-1] in precision else []
+    chosen |= set(newest[-2:])  # the newest step of the last precision and the one before it
+    return sorted(chosen, key=steps.index, reverse=True)
+
+
+def run_shapes(args, started):
+    """The shapes run (--shapes); raises Stop to end early. Returns the exit code."""
+    try:
+        entries = shape_corpus.load(args.shapes)
+    except InputError as e:
+        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"bad corpus: {e}") from None
+    steps = built_steps(args.bin_dir, "run_worklog")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in ("shapes_raw.csv", *SHAPES_PUBLISHED):  # start fresh: nothing stale is published
+        (args.out / name).unlink(missing_ok=True)
+    unsupported, failed = set(), []
+    chosen = chosen_steps(args, steps, unsupported)
+    if not chosen:
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
+    shapes = shape_corpus.unique_shapes(entries)
+    print(f"run_worklog: {len(shapes)} shapes ({len(entries)} corpus lines, {args.shapes}) with "
+          f"{', '.join(chosen)}, cuBLAS" + ("" if args.no_peers else ", " + ", ".join(PEERS.values())), flush=True)
+    raw = args.out / "shapes_raw.csv"
+    ran = []
+    with tempfile.TemporaryDirectory() as tmp:
+        shape_list = Path(tmp) / "shapes.txt"
+        shape_list.write_text(shape_corpus.shape_list_text(shapes), encoding="utf-8")
+        for number, step in enumerate(chosen, 1):
+            print(f"[shapes {number}/{len(chosen)}] {step} {len(shapes)} shapes", flush=True)
+            code, stderr = run_command([str(args.bin_dir / step), "--shapes", str(shape_list), *SHAPES_TIMING,
+                                        "--csv", str(raw)])
+            if code == exit_codes.EXIT_UNSUPPORTED_GPU:
+                print(f"run_worklog: skipping {step}: {last_error_line(step, stderr, code)}", file=sys.stderr,
+                      flush=True)
+                continue
+            sys.stderr.write(stderr)
+            ran.append(step)
+            if code == exit_codes.EXIT_NO_DEVICE:
+                raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU")
+            if code == exit_codes.EXIT_CHECK_FAILED:
+                failed.append(f"{step} (some shapes: shapes.md lists them)")
+                print(f"run_worklog: {step} FAILED verification on some shapes; continuing", file=sys.stderr,
+                      flush=True)
+            elif code == exit_codes.EXIT_DOES_NOT_FIT:
+                print(f"run_worklog: warning: {step} skipped shapes that do not fit in device memory",
+                      file=sys.stderr, flush=True)
+            elif code != exit_codes.EXIT_OK:
+                failed.append(f"{step} (exit code {code}: {exit_codes.MEANING.get(code, 'unknown')})")
+                print(f"run_worklog: {step} stopped with exit code {code}; its remaining shapes are left out; "
+                      "continuing", file=sys.stderr, flush=True)
+    if not ran:
+        raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
+    status = run_peers(args, shapes, raw, "peers ", [*SHAPES_TIMING], failed)
+    try:
+        raw_rows = load_rows(raw) if raw.exists() and raw.stat().st_size else []
+    except InputError as e:
+        raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot read the results just written: {e}") from None
+    rows = shape_results.assemble(entries, raw_rows, ran, status)
+    shape_results.write_rows(args.out / "shapes.csv", rows)
+    code = make_plots.draw_results(args.out, args.venv or plots_env.build_tree_venv(args.bin_dir), "run_worklog",
+                                   only=("shapes.csv",))
+    if code != exit_codes.EXIT_OK:
+        return code
+    if args.publish:
+        publish(args.out, args.publish, SHAPES_PUBLISHED)
+        readme_blocks.refresh(args.publish, "run_worklog")  # the README's `shapes` block among the others
+    print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
+    if failed:
+        print("run_worklog: FAILED: " + ", ".join(failed), file=sys.stderr)
+        return exit_codes.EXIT_CHECK_FAILED
+    return exit_codes.EXIT_OK
+
+
 def run_worklog(args):
     """Everything after the command line; raises Stop to end early. Returns the exit code."""
     started = time.monotonic()
+    if args.shapes is not None:
+        return run_shapes(args, started)
     steps = built_steps(args.bin_dir, "run_worklog")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name in ("worklog.csv", "sweep.csv"):  # start fresh: the steps append to these files
-        (args.out / name).unlink(missing_ok=True)
-
-    failed, unsupported = [], set()  # failed verifications; steps this GPU cannot run
-    run_all(args.bin_dir, main_runs(args, steps), "", failed, unsupported)
-    if len(unsupported) == len(steps):
-        raise Stop(UNSUPPORTED_GPU, "no step supports this GPU")
-    if not args.no_sweep:
-        try:
-            sweep_steps = fastest_per_precision(load_rows(args.out / "worklog.csv"))
-        except InputError as e:
-            raise Stop(1, f"cannot read the results just written: {e}") from None
-        print("run_worklog: size sweep of the fastest step of each precision: "
-              + (", ".join(sweep_steps) or "none passed"), flush=True)
-        run_all(args.bin_dir, sweep_runs(args, sweep_steps), "sweep ", failed, unsupported)
+    staging = Path(tempfile.mkdtemp(prefix="run_worklog-"))
+    try:
+        failed, unsupported = [], set()  # failed verifications; steps this GPU cannot run
+        run_all(args.bin_dir, main_runs(args, steps, staging), "", failed, unsupported)
+        if len(unsupported) == len(steps):
+            raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
+        if not args.no_peers:
+            worklog_peers(args, failed, staging)
+        if not args.no_sweep:
+            try:
+                sweep_steps = fastest_per_precision(load_rows(staging / "worklog.csv"))
+            except InputError as e:
+                raise Stop(exit_codes.EXIT_CHECK_FAILED, f"cannot read the results just written: {e}") from None
+            print("run_worklog: size sweep of the fastest step of each precision: "
+                  + (", ".join(sweep_steps) or "none passed"), flush=True)
+            run_all(args.bin_dir, sweep_runs(args, sweep_steps, staging), "sweep ", failed, unsupported)
+    finally:
+        move_results(staging, args.out)
 
     # The table and the charts; with profile.csv (ncu_profile.py) in --out, also the "limited by
     # (measured)" column and roofline_measured.png.
     code = make_plots.draw_results(args.out, args.venv or plots_env.build_tree_venv(args.bin_dir), "run_worklog")
-    if code != 0:
+    if code != exit_codes.EXIT_OK:
         return code
     if args.publish:
         publish(args.out, args.publish)
+        readme_blocks.refresh(args.publish, "run_worklog")  # a checkout's plots/results: its READMEs
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED verification: " + ", ".join(failed), file=sys.stderr)
-        return 1
-    return 0
+        return exit_codes.EXIT_CHECK_FAILED
+    return exit_codes.EXIT_OK
 
 
 def main(argv=None):
@@ -218,7 +451,8 @@ def main(argv=None):
     try:
         return run_worklog(args)
     except Stop as stop:
-        print(f"run_worklog: {'error: ' if stop.code == 2 else ''}{stop}", file=sys.stderr, flush=True)
+        error = "error: " if stop.code == exit_codes.EXIT_BAD_ARGUMENT else ""
+        print(f"run_worklog: {error}{stop}", file=sys.stderr, flush=True)
         return stop.code
 
 

@@ -1,10 +1,12 @@
 # Runs a step executable with each kind of bad command line and checks its exit code and its
 # one-line message on stderr. Usage:
-#   cmake -DEXE=<step executable> -DSTEP=<step name> -DGROUP=host|gpu -P cli_errors.cmake
+#   cmake -DEXE=<step executable> -DSTEP=<step name> -DGROUP=host|gpu -DFIXTURES=<this folder's fixtures/>
+#         -P cli_errors.cmake
 # GROUP host: mistakes found while parsing, before any GPU is touched (these run on CI).
 # GROUP gpu: mistakes that only the device can reveal; prints "SKIPPED:" without a GPU.
 # Each row: expected exit code | expected stderr (a regular expression, after "<step>: error: ") |
-# arguments, separated by spaces (a ";" would split the row: CMake lists are ";"-separated).
+# arguments, separated by spaces (a ";" would split the row: CMake lists are ";"-separated);
+# @FIXTURES@ stands for the fixtures folder.
 set(host_rows
   "2|unknown argument '--bogus' \\(see --help\\)|--bogus"
   "2|--m needs a value|--m"
@@ -18,7 +20,11 @@ set(host_rows
   "2|cannot open --csv file '/nonexistent-dir/x.csv'|--csv /nonexistent-dir/x.csv"
   "2|--initial-c nan needs --beta 0|--initial-c nan --beta 0.5"
   "2|--profile expects 'step' or 'cublas' \\(got 'all'\\)|--profile all"
-  "2|--profile cannot be combined with --csv|--profile step --csv x.csv")
+  "2|--profile cannot be combined with --csv|--profile step --csv x.csv"
+  "2|--shapes cannot be combined with --m, --n or --k|--shapes s.txt --m 64"
+  "2|--time-cap must be positive and finite \\(got '0'\\)|--time-cap 0"
+  "2|cannot open --shapes file '/nonexistent-dir/s.txt': No such file or directory|--shapes /nonexistent-dir/s.txt"
+  "2|@FIXTURES@/bad_shapes.txt:3: N expects a positive integer \\(got '4096 '\\)|--shapes @FIXTURES@/bad_shapes.txt")
 set(gpu_rows
   "3|200000x200000x200000 needs [0-9]+ bytes of device memory \\(\\+256 MiB headroom\\), [0-9]+ bytes are free|--m 200000 --n 200000 --k 200000"
   "3|2147483647x2147483647x2147483647 needs over 2\\^64 bytes|--m 2147483647 --n 2147483647 --k 2147483647"
@@ -41,6 +47,8 @@ foreach(row IN LISTS rows)
   list(GET fields 0 expected_code)
   list(GET fields 1 expected_message)
   list(GET fields 2 arg_string)
+  string(REPLACE "@FIXTURES@" "${FIXTURES}" arg_string "${arg_string}")
+  string(REPLACE "@FIXTURES@" "${FIXTURES}" expected_message "${expected_message}")
   separate_arguments(args UNIX_COMMAND "${arg_string}")
   execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
                   ERROR_STRIP_TRAILING_WHITESPACE)

@@ -12,10 +12,12 @@ string(REGEX MATCHALL "CMake Error" errors "${err}")
 list(LENGTH errors error_count)
 set(expected
   "The tests need doctest: it is not installed, and downloading it from"
-  "apt-get install doctest-dev"
+  "apt-get update && apt-get install doctest-dev"
   "-Ddoctest_DIR="
   "-DFETCHCONTENT_SOURCE_DIR_DOCTEST="
-  "-DWORKLOG_TESTS=OFF")
+  "-DWORKLOG_TESTS=OFF"
+  "cmake --preset default -Ddoctest_DIR="
+  "cmake --workflow takes no -D")
 string(REGEX REPLACE "[ \n]+" " " err_one_line "${err}")  # CMake wraps the message
 set(missing "")
 foreach(text IN LISTS expected)

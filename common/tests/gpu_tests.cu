@@ -231,14 +231,24 @@ TEST_CASE("checker: rejects a result with a single wrong element") {
 }
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--list-cases") {  // needs no GPU
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--list-cases") {  // needs no GPU
       print_cases();
-      return 0;
+      return exit_ok;
     }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: GPU tests skipped\n");
+    if (word == "--help" || word == "-h" || word == "-?") {  // needs no GPU either: ours, then doctest's
+      std::printf("usage: gpu_tests [--step NAME] [--list-cases] [doctest options]\n"
+                  "Every step against cuBLAS (and small shapes against a CPU double reference) on odd, skinny\n"
+                  "and tile-multiple shapes; exit 77 (skipped, for CTest) without a CUDA device.\n"
+                  "  --step NAME    only this step (the test case 'step'), e.g. --test-case=step --step=01_naive\n"
+                  "  --list-cases   print the cases, one per line: M N K alpha beta random|nan\n");
+      doctest::Context context(argc, argv);
+      return context.run();
+    }
+  }
+  if (const auto none = no_cuda_device()) {  // no driver, a driver too old, or no GPU: said in words
+    std::printf("%s: GPU tests skipped\n", none->message.c_str());
     return exit_no_device;  // 77: CTest's SKIP_RETURN_CODE
   }
   // Take --step NAME (or --step=NAME) out of the arguments; doctest gets the rest.

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "exit_codes.hpp"
 #include "gemm_math.hpp"
+#include "no_device.hpp"
 #include "reference.hpp"
 #include "swizzle.hpp"
 
@@ -120,6 +122,16 @@ TEST_CASE("command line: bad input") {
       {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
       {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
       {{"--no-cublas", "--profile", "cublas"}, "--profile cublas cannot be combined with --no-cublas"},
+      {{"--shapes"}, "--shapes needs a value"},
+      {{"--shapes="}, "--shapes expects a file name"},
+      {{"--shapes", "s.txt", "--m", "64"}, "--shapes cannot be combined with --m, --n or --k"},
+      {{"--k=8", "--shapes=s.txt"}, "--shapes cannot be combined with --m, --n or --k"},
+      {{"--shapes", "s.txt", "--profile", "step"},
+       "--profile cannot be combined with --shapes (a profile run launches one shape)"},
+      {{"--time-cap", "0"}, "--time-cap must be positive and finite (got '0')"},
+      {{"--time-cap", "-5"}, "--time-cap must be positive and finite (got '-5')"},
+      {{"--time-cap", "inf"}, "--time-cap must be positive and finite (got 'inf')"},
+      {{"--time-cap", "soon"}, "--time-cap expects a number of milliseconds (got 'soon')"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.message);
@@ -127,12 +139,105 @@ TEST_CASE("command line: bad input") {
   }
 }
 
+TEST_CASE("command line: --shapes and --time-cap") {
+  const Options o = parse_options({"--shapes", "corpus.txt", "--time-cap", "250", "--iters", "10"});
+  CHECK(o.shapes_path == "corpus.txt");
+  CHECK(o.time_cap_ms == 250.0);
+  CHECK(o.iters == 10);
+  CHECK(parse_options({"--time-cap=0.5"}).time_cap_ms == 0.5);
+  CHECK(parse_options({}).shapes_path.empty());
+  CHECK(parse_options({}).time_cap_ms == 0.0);  // no cap: --iters rounds
+}
+
+namespace {
+
+std::string shape_list_error(const std::string& text) {
+  try {
+    parse_shape_list(text, "s.txt");
+  } catch (const UsageError& e) {
+    return e.message;
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("shape list: one MxNxK a line, comments and blank lines ignored") {
+  const std::vector<Shape> shapes =
+      parse_shape_list("# the corpus\n4096x4096x4097\n\n  1x128256x4096   # LM head\r\n31x33x17\n", "s.txt");
+  REQUIRE(shapes.size() == 3);
+  CHECK((shapes[0].m == 4096 && shapes[0].n == 4096 && shapes[0].k == 4097));
+  CHECK((shapes[1].m == 1 && shapes[1].n == 128256 && shapes[1].k == 4096));
+  CHECK((shapes[2].m == 31 && shapes[2].n == 33 && shapes[2].k == 17));
+}
+
+TEST_CASE("shape list: bad lines are named by file and line") {
+  CHECK(shape_list_error("64x64x64\n4096x4096\n") == "s.txt:2: expected MxNxK, three positive integers (got '4096x4096')");
+  CHECK(shape_list_error("1x2x3x4") == "s.txt:1: expected MxNxK, three positive integers (got '1x2x3x4')");
+  CHECK(shape_list_error("# c\n\n8x8xabc") == "s.txt:3: K expects a positive integer (got 'abc')");
+  CHECK(shape_list_error("8x0x8") == "s.txt:1: N must be at least 1 (got '0')");
+  CHECK(shape_list_error("3000000000x8x8") == "s.txt:1: M must be at most 2147483647 (got '3000000000')");
+  CHECK(shape_list_error("x8x8") == "s.txt:1: M expects a positive integer (got '')");
+  CHECK(shape_list_error("# nothing but comments\n\n") == "s.txt: no shapes listed");
+  try {
+    read_shape_file("/nonexistent-dir/shapes.txt");
+    FAIL("a missing file was read");
+  } catch (const UsageError& e) {
+    CHECK(e.message == "cannot open --shapes file '/nonexistent-dir/shapes.txt': No such file or directory");
+  }
+}
+
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--help",
-                           "77 no CUDA device"})
+                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--shapes", "--time-cap",
+                           "--help", "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
+}
+
+TEST_CASE("exit codes: one value each, as --help and CTest know them") {
+  // The step executables' codes, each listed by --help as "<value> <meaning>".
+  const std::string text = usage_text("01_naive");
+  const std::vector<std::pair<ExitCode, const char*>> step_codes = {
+      {exit_ok, "0 ok"},
+      {exit_check_failed, "1 check failed"},
+      {exit_bad_argument, "2 bad argument"},
+      {exit_does_not_fit, "3 does not fit"},
+      {exit_unsupported_gpu, "4 unsupported GPU"},
+      {exit_cuda_error, "5 CUDA/cuBLAS error"},
+      {exit_no_device, "77 no CUDA device"}};
+  for (const auto& [code, listed] : step_codes) {
+    CAPTURE(listed);
+    CHECK(text.find(listed) != std::string::npos);
+    CHECK(std::to_string(int(code)) == std::string(listed).substr(0, std::string(listed).find(' ')));
+  }
+  // The drivers' and the lab kit's own codes come after the steps' and never reuse one.
+  const std::set<int> all = {exit_ok,         exit_check_failed,   exit_bad_argument,      exit_does_not_fit,
+                             exit_unsupported_gpu, exit_cuda_error, exit_tool_missing, exit_no_counter_access,
+                             exit_cannot_grade, exit_no_device};
+  CHECK(all.size() == 10);
+  CHECK(exit_no_device == 77);  // CTest's SKIP_RETURN_CODE for the GPU tests (common/tests/CMakeLists.txt)
+}
+
+TEST_CASE("no device: the reason in words a reader can act on") {
+  // No libcuda: the runtime calls that an insufficient driver, and the driver version is 0.
+  CHECK(no_device_reason(DeviceCount::insufficient_driver, 0, 13000, "CUDA driver version is insufficient", nullptr) ==
+        "no NVIDIA driver found (libcuda cannot be loaded)");
+  CHECK(no_device_reason(DeviceCount::insufficient_driver, 12040, 13000, "x", nullptr) ==
+        "the NVIDIA driver is too old for this program: it supports CUDA up to 12.4, and the program was built "
+        "with CUDA 13.0; install a driver for CUDA 13.0 or newer, or build with a CUDA Toolkit the driver supports");
+  CHECK(no_device_reason(DeviceCount::none, 13000, 13000, "x", nullptr) ==
+        "no CUDA device found (the NVIDIA driver is loaded but reports no GPU)");
+  CHECK(no_device_reason(DeviceCount::none, 13000, 13000, "x", "") ==
+        "no CUDA device found (the NVIDIA driver is loaded; CUDA_VISIBLE_DEVICES='' may hide the GPUs)");
+  CHECK(no_device_reason(DeviceCount::other_error, 13000, 13000, "initialization error", nullptr) ==
+        "no usable CUDA device (the NVIDIA driver is loaded but does not start: initialization error)");
+  CHECK(no_device_reason(DeviceCount::some, 13000, 13000, "", nullptr).empty());
+  CHECK(cuda_version_text(12080) == "12.8");
+  // Nothing sends a reader without a driver to upgrade one.
+  for (DeviceCount count : {DeviceCount::none, DeviceCount::insufficient_driver, DeviceCount::other_error})
+    CHECK(no_device_reason(count, 0, 13000, "CUDA driver version is insufficient for CUDA runtime version", nullptr)
+              .find("insufficient") == std::string::npos);
 }
 
 TEST_CASE("ceil_div does not overflow") {

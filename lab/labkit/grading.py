@@ -13,7 +13,6 @@ The record written here (grading.json) is all that report.py needs to score.
 """
 import concurrent.futures
 import csv
-import ctypes
 import datetime
 import json
 import os
@@ -26,16 +25,16 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import cuda_probe  # common/cuda_probe.py, on the path with exit_codes (labkit/__init__.py)
+
+from . import exit_codes
 from .cases import parse_cases
 from .release import source_commit
 from .steps import KERNEL, repository_files
 
-# The step executables' exit codes (common/cli.hpp). grade exits with the last two too, meaning the
-# same, and with EXIT_CANNOT_GRADE when this machine cannot grade (lab.py's docstring lists them).
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_CUDA_ERROR, EXIT_UNSUPPORTED_GPU, EXIT_NO_DEVICE = 0, 1, 5, 4, 77
-EXIT_CANNOT_GRADE = 3
-CHECK_FAILED = re.compile(r"check failed: (\d+) element\(s\) outside the error bound; first at "
-                          r"\(row (-?\d+), col (-?\d+)\): expected (\S+), obtained (\S+)")
+# Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
+# read by common/exit_codes.py): grade exits with exit_unsupported_gpu and exit_no_device meaning
+# what they mean for a step, and with exit_cannot_grade when this machine cannot grade.
 
 
 class GradingError(Exception):
@@ -95,22 +94,40 @@ def signal_name(code):
         return f"signal {-code}"
 
 
-def case_result(outcome, timeout):
+# The line a kernel's mbarrier watchdog leaves before the run ends with a CUDA error (run_step.cpp
+# prints it first): "<step>: watchdog: <which thread waited on which barrier, for how long>".
+WATCHDOG = re.compile(r"^\S+: watchdog: (.*)$", re.MULTILINE)
+
+
+def check_verdict(row):
+    """A wrong result in words, from the check's columns of the step's CSV row (--csv: bad_count,
+    first_bad_row, first_bad_col, expected, obtained; common/report.cpp writes them); '' when the
+    row has none (no row, an older executable, or a check that passed)."""
+    if not row or (row.get("bad_count") or "0").strip() in ("", "0"):
+        return ""
+    where = ""
+    if (row.get("first_bad_row") or "").strip():
+        where = (f"; first at (row {row['first_bad_row']}, col {row['first_bad_col']}): "
+                 f"expected {row['expected']}, got {row['obtained']}")
+    return f"{row['bad_count']} wrong element(s){where}"
+
+
+def case_result(outcome, timeout, row=None):
     """(status, detail) of one case run: pass, fail (wrong result), error (a CUDA error or the
-    harness refusing), crash (killed by a signal or an unexpected exit) or timeout."""
+    harness refusing), crash (killed by a signal or an unexpected exit) or timeout. `row` is the
+    CSV row the run wrote (or None): a wrong result is described from it (check_verdict), and
+    only without one from the step's message."""
     if outcome.timed_out:
         return "timeout", f"stopped after {timeout:g} s: the kernel hangs or is far too slow"
     message = error_message(outcome.stderr)
-    if outcome.code == EXIT_OK:
+    if outcome.code == exit_codes.EXIT_OK:
         return "pass", ""
-    if outcome.code == EXIT_CHECK_FAILED:
-        found = CHECK_FAILED.search(outcome.stderr)
-        if found:
-            count, row, col, expected, obtained = found.groups()
-            return "fail", (f"{count} wrong element(s); first at (row {row}, col {col}): "
-                            f"expected {expected}, got {obtained}")
-        return "fail", message
-    if outcome.code == EXIT_CUDA_ERROR:
+    if outcome.code == exit_codes.EXIT_CHECK_FAILED:
+        return "fail", check_verdict(row) or message
+    if outcome.code == exit_codes.EXIT_CUDA_ERROR:
+        watchdog = WATCHDOG.search(outcome.stderr)
+        if watchdog:  # a barrier wait that never ended, stopped by the kernel's watchdog (watchdog.cuh)
+            return "error", f"stopped by the watchdog: {watchdog.group(1).strip()}"
         return "error", f"CUDA error: {message}"
     if outcome.code < 0:
         return "crash", f"killed by {signal_name(outcome.code)}" + (f" after: {message}" if message else "")
@@ -120,22 +137,11 @@ def case_result(outcome, timeout):
 # ---- The GPU ----------------------------------------------------------------------------------------
 
 def cuda_devices():
-    """(number of CUDA devices, name of the first or why there are none), through the driver
-    library, so that no GPU is found before anything is built. CUDA_VISIBLE_DEVICES applies."""
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0, "no NVIDIA driver (libcuda.so.1 cannot be loaded)"
-    status = driver.cuInit(0)
-    if status != 0:
-        return 0, "no CUDA device" if status == 100 else f"the CUDA driver does not start (cuInit error {status})"
-    count = ctypes.c_int(0)
-    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return 0, "no CUDA device"
-    device, name = ctypes.c_int(0), ctypes.create_string_buffer(256)
-    if driver.cuDeviceGet(ctypes.byref(device), 0) != 0 or driver.cuDeviceGetName(name, 256, device) != 0:
-        return count.value, "unknown GPU"
-    return count.value, name.value.decode("utf-8", "replace")
+    """(number of CUDA devices, name of the first or why there are none), asked of the driver
+    library (common/cuda_probe.py), so that no GPU is found before anything is built.
+    CUDA_VISIBLE_DEVICES applies."""
+    names, reason = cuda_probe.probe()
+    return (len(names), names[0]) if names else (0, reason)
 
 
 # ---- Building -----------------------------------------------------------------------------------------
@@ -248,8 +254,9 @@ SANITIZER_REPORT = re.compile(r"^=+ (?!ERROR SUMMARY: 0 errors)(?!RACECHECK SUMM
 def sanitizer_tests(build_dir, steps, tools, timeout):
     """{step: [(run name, command)]}: the sanitize.<tool>.<step>.* tests CTest knows in build_dir."""
     outcome = run(["ctest", "--test-dir", build_dir, "--show-only=json-v1"], timeout)
-    if outcome.code != 0:
-        raise GradingError(f"ctest cannot list the sanitizer tests: {outcome.stderr.strip()}", EXIT_CANNOT_GRADE)
+    if outcome.code != exit_codes.EXIT_OK:
+        raise GradingError(f"ctest cannot list the sanitizer tests: {outcome.stderr.strip()}",
+                           exit_codes.EXIT_CANNOT_GRADE)
     tests = {step: [] for step in steps}
     for test in json.loads(outcome.stdout).get("tests", []):
         found = SANITIZE_TEST.match(test.get("name", ""))
@@ -268,7 +275,7 @@ def sanitizer_result(outcome, timeout):
         if "unsupported GPU" in reason:  # the reference runs here, so the submission's registration refused it
             return "fail", f"the step refused this GPU ({reason})"
         return "not run", reason
-    if outcome.code == 0:
+    if outcome.code == exit_codes.EXIT_OK:
         return "pass", ""
     reports = [line.strip().lstrip("=").strip() for line in outcome.output.splitlines()
                if SANITIZER_REPORT.match(line.strip())]
@@ -361,15 +368,16 @@ class Grader:
         reference = Build(self.reference, self.work / "reference-build", log_dir, self.build_jobs)
         log(f"building the reference ({self.reference}) in {reference.directory}")
         outcome = reference.configure("reference", self.timeouts["build"])
-        if outcome.code == 0:
+        if outcome.code == exit_codes.EXIT_OK:
             outcome = reference.build("reference-build", [*self.steps, "gpu_tests"], self.timeouts["build"])
-        if outcome.code != 0:
+        if outcome.code != exit_codes.EXIT_OK:
             error = first_compiler_error(outcome.output, self.reference) or outcome.output.strip()[-2000:]
             raise GradingError(f"the reference tree does not build, so nothing can be graded:\n{error}",
-                               EXIT_CANNOT_GRADE)
+                               exit_codes.EXIT_CANNOT_GRADE)
         listing = run([reference.executable("gpu_tests"), "--list-cases"], self.timeouts["case"])
-        if listing.code != 0:
-            raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(), EXIT_CANNOT_GRADE)
+        if listing.code != exit_codes.EXIT_OK:
+            raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(),
+                               exit_codes.EXIT_CANNOT_GRADE)
         return reference, parse_cases(listing.stdout, "gpu_tests --list-cases", "standard")
 
     def check_gpu_runs(self, reference):
@@ -377,10 +385,11 @@ class Grader:
         for step in self.steps:
             probe = run([reference.executable(step), "--m", "1", "--n", "1", "--k", "1", "--warmup", "0",
                          "--iters", "1", "--no-cublas"], self.timeouts["case"])
-            if probe.code == EXIT_UNSUPPORTED_GPU:
-                raise GradingError(f"this GPU cannot run {step}: {error_message(probe.stderr)}", EXIT_UNSUPPORTED_GPU)
-            if probe.code == EXIT_NO_DEVICE:
-                raise GradingError(f"no CUDA device: {error_message(probe.stderr)}", EXIT_NO_DEVICE)
+            if probe.code == exit_codes.EXIT_UNSUPPORTED_GPU:
+                raise GradingError(f"this GPU cannot run {step}: {error_message(probe.stderr)}",
+                                   exit_codes.EXIT_UNSUPPORTED_GPU)
+            if probe.code == exit_codes.EXIT_NO_DEVICE:
+                raise GradingError(f"no CUDA device: {error_message(probe.stderr)}", exit_codes.EXIT_NO_DEVICE)
 
     # -- the submission ---------------------------------------------------------------------------
 
@@ -402,13 +411,13 @@ class Grader:
         build = Build(tree, self.work / "submission-build", log_dir, self.build_jobs)
         log(f"building the submission's kernels in {build.directory}")
         outcome = build.configure("submission", self.timeouts["build"], options)
-        if outcome.code != 0:
+        if outcome.code != exit_codes.EXIT_OK:
             raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:],
-                               EXIT_CANNOT_GRADE)
+                               exit_codes.EXIT_CANNOT_GRADE)
         sanitizer = _cache_value(build.directory, "COMPUTE_SANITIZER")
         if sanitizer is not None and sanitizer.endswith("NOTFOUND"):
             raise GradingError("compute-sanitizer is not installed (CMake did not find it next to nvcc): "
-                               "the sanitizer part of the rubric cannot be graded", EXIT_CANNOT_GRADE)
+                               "the sanitizer part of the rubric cannot be graded", exit_codes.EXIT_CANNOT_GRADE)
         targets = [s for s in self.steps if s not in results]
         for step in targets:  # a failed build must not leave an earlier submission's executable behind
             build.executable(step).unlink(missing_ok=True)
@@ -434,13 +443,18 @@ class Grader:
         lock = threading.Lock()
         timeout = self.timeouts["case"]
 
+        rows = self.work / "cases"  # each case's CSV row: the check's verdict, read by case_result
+
         def one(step, seed, case):
             with lock:
                 if step in hung:
                     return "not run", "an earlier case of this step timed out"
-            outcome = run([build.executable(step), *case.arguments(), "--seed", seed, "--warmup", "0", "--iters", "1"],
-                          timeout)
-            status, detail = case_result(outcome, timeout)
+            csv_path = rows / step / f"{seed}.csv"
+            csv_path.parent.mkdir(parents=True, exist_ok=True)
+            csv_path.unlink(missing_ok=True)
+            outcome = run([build.executable(step), *case.arguments(), "--seed", seed, "--warmup", "0", "--iters", "1",
+                           "--csv", csv_path], timeout)
+            status, detail = case_result(outcome, timeout, read_csv_row(csv_path))
             if status == "timeout":
                 with lock:
                     hung.add(step)
@@ -472,7 +486,8 @@ class Grader:
             log(f"{step}: {sum(r['status'] == 'pass' for r in runs)} of {len(runs)} sanitizer runs clean")
             if any(r["status"] == "not run" for r in runs):
                 raise GradingError(f"the sanitizer tests were skipped on this machine: "
-                                   f"{next(r['detail'] for r in runs if r['status'] == 'not run')}", EXIT_CANNOT_GRADE)
+                                   f"{next(r['detail'] for r in runs if r['status'] == 'not run')}",
+                                   exit_codes.EXIT_CANNOT_GRADE)
         return results
 
     # -- all of it ----------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """release: a student copy of the repository, with the chosen steps' LAB regions replaced by TODOs,
-a LAB.md for the students, and a check that no line of a removed solution is left anywhere in it."""
+the steps after them left out (their code carries the chosen steps' solutions), a LAB.md for the
+students, and a check that no removed solution is left anywhere in it: not a line of it, and not a
+renamed or reformatted copy (tokens.py)."""
 import json
 import os
 import re
@@ -8,8 +10,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import markers
-from .steps import KERNEL, NOT_RELEASED, RELEASE_RECORD, repository_files
+from . import exit_codes, markers, tokens
+from .steps import (KERNEL, NOT_RELEASED, RELEASE_RECORD, UsageError, discover_steps, later_steps, registrations,
+                    repository_files, without_registrations)
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
 # or branch headers without a statement (if constexpr too). Everything else inside a region must not survive.
@@ -50,6 +53,51 @@ def find_leaks(fingerprints, files):
     return leaks
 
 
+def token_fingerprints(regions):
+    """tokens.Fingerprints of the regions being removed: runs of their code, names normalized."""
+    prints = tokens.Fingerprints()
+    for region in regions:
+        code = tokens.tokenize("\n".join(region.solution), region.path)
+        prints.add_code(code, lambda token, region=region: f"{region.path}:{region.begin_line + token.line}")
+    return prints
+
+
+def find_copies(prints, files):
+    """Where a removed solution is left renamed or reformatted: ["path:line: text (a copy of the
+    solution at file:line, names aside)"]."""
+    leaks = []
+    for path, text in files:
+        lines = text.splitlines()
+        for number, origin in prints.find(tokens.tokenize(text, path)):
+            leaks.append(f"{path}:{number}: {lines[number - 1].strip()}  (the code of solution line {origin}, "
+                         "names aside)")
+    return leaks
+
+
+def all_leaks(regions, files):
+    """find_leaks and find_copies over the same files, one report per line of the copy (the
+    line check's, when both find it)."""
+    files = list(files)
+    found = find_leaks(solution_fingerprints(regions), files)
+    seen = {leak.split(": ", 1)[0] for leak in found}
+    for leak in find_copies(token_fingerprints(regions), files):
+        if leak.split(": ", 1)[0] not in seen:
+            found.append(leak)
+            seen.add(leak.split(": ", 1)[0])
+    return sorted(found, key=leak_order)
+
+
+def leak_order(leak):
+    path, line = leak.split(": ", 1)[0].rsplit(":", 1)
+    return path, int(line)
+
+
+def leaked_steps(leaks, steps):
+    """The steps among `steps` whose kernel.cu a leak is in."""
+    where = {leak.split(":", 1)[0] for leak in leaks}
+    return [s for s in steps if f"{s}/{KERNEL}" in where]
+
+
 def text_files(root, paths):
     """(path, text) for each path that is UTF-8 text; binary files cannot quote code."""
     for path in paths:
@@ -70,18 +118,31 @@ def student_kernels(root, steps):
 
 class Plan:
     """What a release of `steps` from `root` holds: the files copied as they are, the chosen steps'
-    kernels in their student version, the regions removed, and LAB.md."""
+    kernels in their student version, the regions removed, the later steps left out (and out of
+    the build's list of steps), and LAB.md. `keep`: later steps to copy all the same."""
 
-    def __init__(self, root, steps, rubric, exclude=()):
+    def __init__(self, root, steps, rubric, exclude=(), keep=()):
         self.root = Path(root).resolve()
         self.kernels = student_kernels(self.root, steps)
-        self.paths = repository_files(self.root, exclude=tuple(exclude) + NOT_RELEASED)
+        self.withheld = later_steps(self.root, steps, keep)
+        registered = registrations(self.root)
+        for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
+            fallback = registered[step].fallback if step in registered else None
+            if fallback in self.withheld:
+                raise UsageError(f"{step} hands shapes to {fallback} (FALLBACK), which this copy leaves out: "
+                                 f"keep {fallback} too, or leave {step} out")
+        self.cmake = without_registrations(self.root, self.withheld)
+        self.paths = repository_files(self.root, exclude=tuple(exclude) + NOT_RELEASED
+                                      + tuple(Path(s) for s in self.withheld))
         self.regions = [r for _, rs in self.kernels.values() for r in rs]
-        self.guide = lab_guide(self.root, self.kernels, rubric)
+        hopper = [s for s in steps if s in registered and registered[s].hopper]
+        self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper)
 
     def replaced(self):
-        """{relative path: text} of the files that differ from the tree: kernels and LAB.md."""
+        """{relative path: text} of the files that differ from the tree: kernels, the CMake files
+        that list the steps left out, and LAB.md."""
         files = {(Path(step) / KERNEL).as_posix(): text for step, (text, _) in self.kernels.items()}
+        files.update(self.cmake)
         files["LAB.md"] = self.guide
         return files
 
@@ -92,7 +153,7 @@ class Plan:
         return kept + sorted(replaced.items())
 
     def leaks(self):
-        return find_leaks(solution_fingerprints(self.regions), self.text_files())
+        return all_leaks(self.regions, self.text_files())
 
 
 def step_title(root, step):
@@ -113,8 +174,9 @@ def source_commit(root):
         return None
 
 
-def lab_guide(root, kernels, rubric):
-    """LAB.md: what to write, where, and how to build, test, sanitize and grade it."""
+def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
+    """LAB.md: what to write, where, and how to build, test, sanitize and grade it; `withheld`,
+    the later steps this copy leaves out; `hopper`, the chosen steps built for Hopper alone."""
     steps = list(kernels)
     numbers = ",".join(s.split("_", 1)[0] for s in steps)
     step_regex = "|".join(steps)
@@ -124,9 +186,18 @@ def lab_guide(root, kernels, rubric):
         "# Lab: GEMM kernels",
         "",
         "You write the heart of " + ("this step" if len(steps) == 1 else "these steps") + " of the GEMM worklog. "
-        "Everything else, the harness that checks your result against cuBLAS, the tests and the other steps, is "
+        "Everything else, the harness that checks your result against cuBLAS, the tests and the earlier steps, is "
         "given and works; `README.md` explains the repository, and each step's `README.md` the idea it teaches.",
         "",
+    ]
+    if withheld:
+        lines += [
+            "The steps after " + ("it" if len(steps) == 1 else "the first of them") + " are not in this copy ("
+            + ", ".join(f"`{s}`" for s in withheld) + "): they build on the code you write, so their kernels would "
+            "show it. `README.md` still names them; their folders and their lines in `CMakeLists.txt` are gone.",
+            "",
+        ]
+    lines += [
         "## What to implement",
         "",
     ]
@@ -144,8 +215,14 @@ def lab_guide(root, kernels, rubric):
             lines.append(f"- line {line}: " + " ".join(region.instruction))
             shift += (region.end_line - region.begin_line + 1) - len(region.instruction)
         lines.append("")
-        lines.append("Until you do, the step compiles (nvcc warns about variables declared but never referenced: "
-                     "they are what the TODOs need) and its tests fail.")
+        lines.append("Until you do, the step compiles and its tests fail. nvcc may warn that a variable is declared "
+                     "but never referenced (for some steps it does, for others not): where it does, that variable is "
+                     "one the TODOs need.")
+        if step in hopper:
+            lines.append("Its warps wait on mbarriers that only the code you write completes (the TMA copies, the "
+                         "release of a stage): until then the kernel's watchdog ends the wait, and the run stops with "
+                         f"the watchdog's message (a CUDA error, exit code {exit_codes.EXIT_CUDA_ERROR}) instead of "
+                         "hanging; the tests report that as a failure.")
         lines.append("")
     lines += [
         "Only these files are graded: " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + ". Edits anywhere else "
@@ -207,13 +284,15 @@ def lab_guide(root, kernels, rubric):
     return "\n".join(lines)
 
 
-def release(root, steps, out, rubric):
-    """Writes the student copy of `root` into `out` (a new or empty folder) and returns its Plan.
-    Raises MarkerError, or LeakError when a solution line survived; then `out` is left as it was.
+def release(root, steps, out, rubric, keep=(), leak_check=True):
+    """Writes the student copy of `root` into `out` (a new or empty folder) and returns its Plan;
+    `keep`: later steps to copy all the same. Raises MarkerError, UsageError, or LeakError when a
+    solution survived (a line, or a copy of its code); then `out` is left as it was. (leak_check=False
+    is for the kit's build test, which compiles every skeleton at once.)
     The leak check reads back what was written, so it also covers the copying itself."""
     root, out = Path(root).resolve(), Path(out).resolve()
     exclude = [out.relative_to(root)] if root in out.parents else []  # a copy inside the tree skips itself
-    plan = Plan(root, steps, rubric, exclude)
+    plan = Plan(root, steps, rubric, exclude, keep)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
@@ -223,12 +302,12 @@ def release(root, steps, out, rubric):
             shutil.copy2(root / path, target)
         for path, text in plan.replaced().items():
             (staging / path).write_text(text, encoding="utf-8")
-        record = {"steps": list(plan.kernels), "source_commit": source_commit(root)}
+        record = {"steps": list(plan.kernels), "withheld": plan.withheld, "source_commit": source_commit(root)}
         (staging / RELEASE_RECORD).parent.mkdir(parents=True, exist_ok=True)
         (staging / RELEASE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
         written = sorted(p.relative_to(staging) for p in staging.rglob("*") if p.is_file())
-        leaks = find_leaks(solution_fingerprints(plan.regions), text_files(staging, written))
+        leaks = all_leaks(plan.regions, text_files(staging, written)) if leak_check else []
         if leaks:
             raise LeakError(leaks)
         if out.exists():

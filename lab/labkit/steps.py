@@ -1,7 +1,9 @@
 """The steps of a worklog tree and the files that make up the tree.
 
-A step is a numbered directory (NN_name) with a kernel.cu; nothing here lists them, so the steps
-added after 06 take part as soon as their directory exists.
+A step is a numbered directory (NN_name) with a kernel.cu, in the order of its number; nothing here
+lists them, so a new step takes part as soon as its directory exists. The build lists them too,
+one add_worklog_step(NN_name ...) call each (in CMakeLists.txt, or any CMake file of the tree):
+registrations() reads those calls, so that a handout can leave a step out of its build.
 """
 import json
 import re
@@ -16,6 +18,57 @@ KERNEL = "kernel.cu"
 RELEASE_RECORD = Path("lab") / "released.json"
 # Not copied into a student copy: the kit's own tests compare against the solutions.
 NOT_RELEASED = (Path("lab") / "tests",)
+# One add_worklog_step() call: its first argument is a step, the rest its options (HOPPER,
+# FALLBACK <step>, EXTRA <names>), on one line or several; a comment after it on its line goes
+# with it. The function's definition (`function(add_worklog_step step)`) and comments quoting the
+# call are not calls.
+REGISTRATION = re.compile(r"^[ \t]*add_worklog_step[ \t]*\([ \t\n]*(?P<step>\d{2}_[A-Za-z0-9_]+)\b(?P<options>[^)]*)\)"
+                          r"[ \t]*(?:#[^\n]*)?\n?", re.MULTILINE)
+
+
+class Registration:
+    """One add_worklog_step() call: where it is, and the options that matter to a handout."""
+
+    def __init__(self, path, match):
+        self.path, self.step, self.text = path, match["step"], match.group(0)
+        words = match["options"].split()
+        self.hopper = "HOPPER" in words
+        self.fallback = words[words.index("FALLBACK") + 1] if "FALLBACK" in words[:-1] else None
+
+
+def cmake_files(root):
+    """The CMake files of tree `root` (relative paths) that may hold add_worklog_step() calls."""
+    return [p for p in repository_files(root) if p.name == "CMakeLists.txt" or p.suffix == ".cmake"]
+
+
+def registrations(root):
+    """{step: Registration} of every add_worklog_step() call in the tree's CMake files."""
+    found = {}
+    for path in cmake_files(root):
+        text = (Path(root) / path).read_text(encoding="utf-8", errors="replace")
+        for match in REGISTRATION.finditer(text):
+            found[match["step"]] = Registration(path, match)
+    return found
+
+
+def without_registrations(root, steps):
+    """{relative path: text} of the CMake files whose add_worklog_step() calls of `steps` are
+    removed (only the files that change)."""
+    changed = {}
+    for registration in registrations(root).values():
+        if registration.step in steps:
+            path = registration.path.as_posix()
+            text = changed.get(path, (Path(root) / registration.path).read_text(encoding="utf-8"))
+            changed[path] = text.replace(registration.text, "", 1)
+    return changed
+
+
+def later_steps(root, chosen, keep=()):
+    """The steps after the first of `chosen` that are neither chosen nor in `keep`: a later step
+    builds on the earlier ones, so its code holds their solutions (10's producer is 09's), and a
+    handout leaves it out."""
+    first = min(chosen)
+    return [s for s in discover_steps(root) if s > first and s not in chosen and s not in keep]
 
 
 class UsageError(Exception):

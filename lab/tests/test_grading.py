@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 from lab_test_support import LAB, REPOSITORY, TemporaryFolderTest, executable, write_tree
 
 import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
-from labkit import grading  # noqa: E402
+from labkit import exit_codes, grading  # noqa: E402
 from labkit.cases import Case, parse_cases  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import UsageError  # noqa: E402
@@ -33,8 +34,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$m" in
-  31) echo "02_fake: error: check failed: 7 element(s) outside the error bound;" \
-          "first at (row 2, col 3): expected 1.5, obtained 0" >&2; exit 1 ;;
+  31) # The verdict in the CSV row's check columns, as common/report.cpp writes it; the message on
+      # stderr is for people, and the grader does not parse it.
+      printf 'status,bad_count,first_bad_row,first_bad_col,expected,obtained\nFAIL,7,2,3,1.5,0\n' > "$csv"
+      echo "02_fake: error: check failed (people read this line; the grader reads the CSV)" >&2; exit 1 ;;
   127) echo "02_fake: error: CUDA error at kernel.cu:12: an illegal memory access was encountered" >&2; exit 5 ;;
   4097) kill -SEGV $$ ;;
   65) sleep 30 & sleep 30 ;;
@@ -104,16 +107,31 @@ class CasesTest(unittest.TestCase):
         self.assertIn(Case(1, 1, 1, -1.25, 0.0, "nan"), cases)
 
 
+CSV_VERDICT = {"status": "FAIL", "bad_count": "12", "first_bad_row": "4", "first_bad_col": "0", "expected": "-0.25",
+               "obtained": "nan"}
+
+
+def harness_csv_header():
+    """The CSV header that common/report.cpp writes: its string literals after fputs("timestamp."""
+    source = (REPOSITORY / "common" / "report.cpp").read_text(encoding="utf-8")
+    block = source[source.index('std::fputs("timestamp'):]
+    block = block[:block.index("csv);")]
+    return "".join(re.findall(r'"([^"]*)"', block)).replace("\\n", "").split(",")
+
+
 class CaseResultTest(unittest.TestCase):
     def test_each_way_a_case_ends(self):
-        wrong = ("02_x: error: check failed: 12 element(s) outside the error bound; first at (row 4, col 0): "
-                 "expected -0.25, obtained nan\n")
+        wrong = "02_x: error: check failed: the words may change\n"
         rows = [
             (grading.Outcome(0, "", ""), ("pass", "")),
-            (grading.Outcome(1, "", wrong), ("fail", "12 wrong element(s); first at (row 4, col 0): expected -0.25, "
-                                                     "got nan")),
+            (grading.Outcome(1, "", wrong), ("fail", "check failed: the words may change")),  # no CSV row
             (grading.Outcome(5, "", "02_x: error: CUDA error at k.cu:3: unspecified launch failure\n"),
              ("error", "CUDA error: CUDA error at k.cu:3: unspecified launch failure")),
+            (grading.Outcome(5, "", "09_x: watchdog: a producer thread (block 3, thread 0) waited over 2000000000 "
+                                    "cycles on empty[1] for its phase of parity 0: the stage was never released\n"
+                                    "09_x: error: CUDA error at run_step.cpp:40: unspecified launch failure\n"),
+             ("error", "stopped by the watchdog: a producer thread (block 3, thread 0) waited over 2000000000 cycles "
+                       "on empty[1] for its phase of parity 0: the stage was never released")),
             (grading.Outcome(-11, "", ""), ("crash", "killed by SIGSEGV")),
             (grading.Outcome(-6, "", "terminate called\n"), ("crash", "killed by SIGABRT after: terminate called")),
             (grading.Outcome(3, "", "02_x: error: 9x9x9 needs 1 bytes\n"),
@@ -124,6 +142,21 @@ class CaseResultTest(unittest.TestCase):
         for outcome, expected in rows:
             with self.subTest(outcome=outcome):
                 self.assertEqual(grading.case_result(outcome, 60), expected)
+
+    def test_a_wrong_result_is_read_from_the_csv_row_not_the_message(self):
+        outcome = grading.Outcome(1, "", "02_x: error: check failed: 99 element(s) in other words\n")
+        self.assertEqual(grading.case_result(outcome, 60, CSV_VERDICT),
+                         ("fail", "12 wrong element(s); first at (row 4, col 0): expected -0.25, got nan"))
+        # A row of an executable that predates the check columns: the message it is, then.
+        self.assertEqual(grading.case_result(outcome, 60, {"status": "FAIL"}),
+                         ("fail", "check failed: 99 element(s) in other words"))
+
+    def test_the_verdict_columns_as_the_harness_writes_them(self):
+        """The header that common/report.cpp writes ends with the columns check_verdict reads."""
+        self.assertEqual(harness_csv_header()[-5:], ["bad_count", "first_bad_row", "first_bad_col", "expected",
+                                                     "obtained"])
+        self.assertEqual(grading.check_verdict({"bad_count": "0", "first_bad_row": ""}), "")
+        self.assertEqual(grading.check_verdict(None), "")
 
 
 class RunTest(unittest.TestCase):
@@ -226,7 +259,7 @@ class SanitizerTest(unittest.TestCase):
         grader = grading.Grader(self.tmp, self.tmp, ["04_fake"], rubric_with(sanitizer=5), [], self.tmp, 2)
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(grading.GradingError) as caught:
             grader.run_sanitizer(FakeBuild(directory=self.build_dir), ["04_fake"])
-        self.assertEqual(caught.exception.exit_code, 3)
+        self.assertEqual(caught.exception.exit_code, exit_codes.EXIT_CANNOT_GRADE)
         self.assertIn("compute-sanitizer not found", str(caught.exception))
 
 
@@ -431,7 +464,7 @@ class GradeCommandLineTest(TemporaryFolderTest):
     def test_no_gpu_is_exit_77_with_one_line(self):
         code, _, err = run_lab("grade", "--submission", REPOSITORY, "--steps", "02", "--out", self.tmp / "g",
                                env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
-        self.assertEqual(code, 77, err)
+        self.assertEqual(code, exit_codes.EXIT_NO_DEVICE, err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("grading runs the kernels, so it needs a CUDA GPU", err)
 

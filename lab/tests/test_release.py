@@ -7,14 +7,16 @@ import contextlib
 import io
 import json
 import subprocess
+import sys
 import unittest
 
 from lab_test_support import REPOSITORY, TemporaryFolderTest, write_tree
 
 import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
-from labkit import release  # noqa: E402
+from labkit import release, tokens  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
-from labkit.steps import discover_steps, regions_of, repository_files  # noqa: E402
+from labkit.steps import (UsageError, discover_steps, later_steps, regions_of, registrations,  # noqa: E402
+                          repository_files)
 
 KERNEL_WITH_REGION = """\
 // a kernel
@@ -39,10 +41,17 @@ def run_lab(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
+SMALL_CMAKE = """# top
+add_worklog_step(01_alpha)
+add_worklog_step(02_beta HOPPER
+                 FALLBACK 01_alpha)  # a call on two lines, with a comment
+"""
+
+
 def small_tree(root):
     """A worklog-shaped tree with the things a copy must leave out."""
     write_tree(root, {
-        "CMakeLists.txt": "# top\n",
+        "CMakeLists.txt": SMALL_CMAKE,
         "README.md": "# worklog\n",
         "01_alpha/kernel.cu": KERNEL_WITH_REGION,
         "01_alpha/README.md": "# 01_alpha — the first idea\n",
@@ -72,13 +81,41 @@ class CopyTest(SmallTreeTest):
         super().setUp()
         self.rubric = load_rubric()
 
-    def test_copy_leaves_out_git_build_trees_earlier_copies_and_the_kit_tests(self):
+    def test_copy_leaves_out_git_build_trees_earlier_copies_the_kit_tests_and_later_steps(self):
         out = self.tmp / "copy"
         release.release(self.source, ["01_alpha"], out, self.rubric)
         files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-        self.assertEqual(files, ["01_alpha/README.md", "01_alpha/kernel.cu", "02_beta/kernel.cu", "CMakeLists.txt",
+        self.assertEqual(files, ["01_alpha/README.md", "01_alpha/kernel.cu", "CMakeLists.txt",
                                  "LAB.md", "README.md", "common/harness.hpp", "lab/released.json"])
-        self.assertEqual(json.loads((out / "lab/released.json").read_text())["steps"], ["01_alpha"])
+        record = json.loads((out / "lab/released.json").read_text())
+        self.assertEqual((record["steps"], record["withheld"]), (["01_alpha"], ["02_beta"]))
+        # The later step is out of the build's list of steps too, its two lines and comment with it.
+        self.assertEqual((out / "CMakeLists.txt").read_text(), "# top\nadd_worklog_step(01_alpha)\n")
+        self.assertIn("`02_beta`", (out / "LAB.md").read_text())
+
+    def test_a_later_step_kept_on_request(self):
+        out = self.tmp / "copy"
+        plan = release.release(self.source, ["01_alpha"], out, self.rubric, keep=["02_beta"])
+        self.assertEqual(plan.withheld, [])
+        self.assertEqual((out / "02_beta/kernel.cu").read_bytes(), (self.source / "02_beta/kernel.cu").read_bytes())
+        self.assertEqual((out / "CMakeLists.txt").read_text(), SMALL_CMAKE)
+
+    def test_a_kept_step_needs_its_fallback(self):
+        write_tree(self.source, {"03_gamma/kernel.cu": "void h() {}\n",
+                                 "CMakeLists.txt": SMALL_CMAKE + "add_worklog_step(03_gamma FALLBACK 02_beta)\n"})
+        with self.assertRaisesRegex(UsageError, "03_gamma hands shapes to 02_beta \\(FALLBACK\\), which this copy "
+                                                "leaves out"):
+            release.Plan(self.source, ["01_alpha"], self.rubric, keep=["03_gamma"])
+
+    def test_registrations_are_read_from_any_cmake_file(self):
+        write_tree(self.source, {"CMakeLists.txt": "include(cmake/steps.cmake)\n",
+                                 "cmake/steps.cmake": "function(add_worklog_step step)\nendfunction()\n"
+                                                      "# add_worklog_step(<directory> [HOPPER])\n" + SMALL_CMAKE})
+        found = registrations(self.source)
+        self.assertEqual(sorted(found), ["01_alpha", "02_beta"])
+        self.assertEqual((found["02_beta"].path.as_posix(), found["02_beta"].hopper, found["02_beta"].fallback),
+                         ("cmake/steps.cmake", True, "01_alpha"))
+        self.assertEqual(later_steps(self.source, ["01_alpha"]), ["02_beta"])
 
     def test_region_becomes_todo_and_the_rest_is_unchanged(self):
         out = self.tmp / "copy"
@@ -87,7 +124,7 @@ class CopyTest(SmallTreeTest):
         self.assertEqual(kernel, KERNEL_WITH_REGION.replace(
             "  // LAB BEGIN: Sum the row of A into acc.\n  for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"
             "  // LAB END\n", "  // TODO: Sum the row of A into acc.\n"))
-        for same in ("02_beta/kernel.cu", "common/harness.hpp", "README.md"):
+        for same in ("common/harness.hpp", "README.md"):
             self.assertEqual((out / same).read_bytes(), (self.source / same).read_bytes(), same)
 
     def test_git_tree_copies_what_git_lists(self):
@@ -160,6 +197,93 @@ class LeakTest(SmallTreeTest):
         self.assertIn("02_beta: no LAB regions", out)
 
 
+# A region like 09's producer, and a copy of it with every name changed, spaced and commented
+# otherwise, split over other lines, with another loop header: the token check finds it.
+KERNEL_WITH_PRODUCER = """\
+void produce(int s, int k0, int row0, int col0) {
+  // LAB BEGIN: Arm full[s], then copy A's box and B's boxes.
+  mbarrier_arrive_expect_bytes(&full[s], C::stage_bytes);
+  tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);
+#pragma unroll
+  for (int j = 0; j < block_tile_n / swizzle_halves; ++j)
+    tma_load_2d(b_tile(s) + j * C::b_box_bytes, b_map, &full[s], col0 + j * swizzle_halves, k0);
+  // LAB END
+}
+"""
+RENAMED_COPY = """\
+void fill(int stage, int kofs, int first_row, int first_col) {
+  arrive_and_expect(&ready[stage], bytes_per_stage);   /* the same code, other names */
+  copy_box(tile_of_a(stage),
+           map_a, &ready[stage], kofs, first_row);
+  for (unsigned box = 0; box != boxes; box++)
+     copy_box(tile_of_b(stage) + box * box_size, map_b, &ready[stage], first_col + box * width, kofs);
+}
+"""
+# The same shapes of statement with the names in other places: not a copy.
+SAME_SHAPE = """\
+void other(int s, int k0, int row0) {
+  arrive_and_expect(&ready[k0], bytes_per_stage);
+  copy_box(tile_of_a(row0), map_a, &ready[s], k0, row0);
+}
+"""
+
+
+class TokenLeakTest(TemporaryFolderTest):
+    def setUp(self):
+        super().setUp()
+        self.source = self.tmp / "source"
+        write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": "void g() {}\n",
+                                 "CMakeLists.txt": SMALL_CMAKE})
+
+    def leaks(self, keep=()):
+        return release.Plan(self.source, ["01_alpha"], load_rubric(), keep=keep).leaks()
+
+    def test_a_renamed_copy_is_a_leak(self):
+        write_tree(self.source, {"common/pipeline.cuh": "// helpers\n\n" + RENAMED_COPY})
+        leaks = self.leaks()
+        self.assertTrue(leaks)
+        self.assertTrue(all(leak.startswith("common/pipeline.cuh:") for leak in leaks), leaks)
+        self.assertIn("common/pipeline.cuh:4: arrive_and_expect(&ready[stage], bytes_per_stage);", leaks[0])
+        self.assertIn("(the code of solution line 01_alpha/kernel.cu:3, names aside)", leaks[0])
+        # The exact-line check alone sees nothing of it.
+        files = release.Plan(self.source, ["01_alpha"], load_rubric()).text_files()
+        regions = release.Plan(self.source, ["01_alpha"], load_rubric()).regions
+        self.assertEqual(release.find_leaks(release.solution_fingerprints(regions), files), [])
+
+    def test_a_later_step_kept_with_a_renamed_copy_is_refused(self):
+        write_tree(self.source, {"02_beta/kernel.cu": RENAMED_COPY})
+        self.assertEqual(self.leaks(), [])  # left out by default
+        leaks = self.leaks(keep=["02_beta"])
+        self.assertTrue(leaks and all(leak.startswith("02_beta/kernel.cu:") for leak in leaks), leaks)
+        with self.assertRaises(release.LeakError):
+            release.release(self.source, ["01_alpha"], self.tmp / "copy", load_rubric(), keep=["02_beta"])
+        self.assertFalse((self.tmp / "copy").exists())
+
+    def test_the_command_line_says_how_to_leave_the_kept_step_out(self):
+        write_tree(self.source, {"02_beta/kernel.cu": RENAMED_COPY})
+        code, _, err = run_lab("release", "--source", self.source, "--steps", "01", "--keep", "02",
+                               "--out", self.tmp / "copy")
+        self.assertEqual(code, 1)
+        self.assertIn("  02_beta/kernel.cu:2: arrive_and_expect(&ready[stage], bytes_per_stage);", err)
+        self.assertIn("nothing was written (leave 02_beta out (no --keep), hand it out too, or move the LAB "
+                      "markers", err)
+
+    def test_the_same_shape_with_names_in_other_places_is_not(self):
+        write_tree(self.source, {"common/other.cuh": SAME_SHAPE})
+        self.assertEqual(self.leaks(), [])
+
+    def test_tokens(self):
+        code = ('x = 0x1fu + 2.5f; C::y(a->b); s += "//x"; // comment\n/* a\nb */ #pragma unroll\n'
+                "for (int i = 0; i < n; ++i) c = '/';\n")
+        found = [(t.kind, t.text, t.line) for t in tokens.tokenize(code, "k.cu")]
+        self.assertEqual([text for _, text, _ in found],
+                         ["x", "=", "0x1fu", "+", "2.5f", ";", "y", "(", "a", "->", "b", ")", ";", "s", "+=", "", ";",
+                          "c", "=", "", ";"])  # no qualifier, pragma, loop header or comment; strings alike
+        self.assertEqual(found[-4][2], 4)
+        self.assertEqual(tokens.normalized(tokens.tokenize("a[i] = b[i] + a[j] * 2;", "k.cu")),
+                         ("n0", "[", "n1", "]", "=", "n2", "[", "n1", "]", "+", "n0", "[", "n3", "]", "*", "#4", ";"))
+
+
 class CommandLineTest(SmallTreeTest):
     def test_release_writes_and_reports(self):
         code, out, err = run_lab("release", "--source", self.source, "--steps", "01", "--out", self.tmp / "c")
@@ -193,28 +317,67 @@ class CommandLineTest(SmallTreeTest):
 
 
 class RepositoryReleaseTest(TemporaryFolderTest):
-    """Releasing this repository's steps, each alone and all together, leaks no solution line."""
+    """Releasing this repository's steps: what the leak check finds, and a release of 09 on disk."""
 
-    def test_each_step_alone_and_all_together(self):
+    def test_each_step_alone_leaks_nothing_into_later_steps_or_other_files(self):
+        """Later steps are left out; a leak may only be in an earlier step's kernel, whose code the
+        step's solution repeats (then `lab.py check` says to hand the two out together)."""
         rubric = load_rubric()
         steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
-        for chosen in [[s] for s in steps] + [steps]:
-            with self.subTest(steps=chosen):
-                self.assertEqual(release.Plan(REPOSITORY, chosen, rubric).leaks(), [])
+        for step in steps:
+            with self.subTest(step=step):
+                leaks = release.Plan(REPOSITORY, [step], rubric).leaks()
+                earlier = [f"{s}/kernel.cu" for s in steps if s < step]
+                self.assertEqual([leak for leak in leaks if leak.split(":", 1)[0] not in earlier], [])
 
-    def test_release_of_every_step_on_disk(self):
+    def test_steps_handed_out_together_leak_nothing_but_through_their_own_kernels(self):
+        """Handed out together, a later step is in the copy with its regions blanked; where its
+        remaining code repeats an earlier step's solution the check says so, and it is never in
+        the harness, the documentation or LAB.md."""
+        steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
+        leaks = release.Plan(REPOSITORY, steps, load_rubric()).leaks()
+        self.assertEqual([leak for leak in leaks if leak.split(":", 1)[0] not in [f"{s}/kernel.cu" for s in steps]],
+                         [])
+
+    def test_keeping_10_with_09_is_refused_for_its_renamed_producer(self):
+        """The issue's leak: 10's producer is 09's solution with other names. Kept on request, the
+        token check finds it, lines that the exact-line check alone does not see among them."""
+        plan = release.Plan(REPOSITORY, ["09_wgmma_tma"], load_rubric(), keep=["10_persistent_clusters"])
+        leaks = plan.leaks()
+        self.assertTrue(leaks)
+        self.assertTrue(all(leak.startswith("10_persistent_clusters/kernel.cu:") for leak in leaks), leaks)
+        by_line = {leak.split(": ", 1)[0] for leak in
+                   release.find_leaks(release.solution_fingerprints(plan.regions), plan.text_files())}
+        self.assertTrue({leak.split(": ", 1)[0] for leak in leaks} - by_line, leaks)
+
+    def test_release_of_09_holds_none_of_its_solution(self):
         copy = self.tmp / "copy"
-        code, _, err = run_lab("release", "--steps", "all", "--out", copy)
-        self.assertEqual(code, 0, err)
+        code, out, err = run_lab("release", "--steps", "09", "--out", copy)
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("left out, as later steps: 10_persistent_clusters", out)
         self.assertFalse((copy / ".git").exists())
         self.assertFalse((copy / "lab" / "tests").exists())
-        self.assertFalse(any((p / "CMakeCache.txt").exists() for p in copy.rglob("*") if p.is_dir()))
-        for step in json.loads((copy / "lab" / "released.json").read_text())["steps"]:
-            kernel = (copy / step / "kernel.cu").read_text()
-            self.assertIn("// TODO: ", kernel)
-            self.assertNotIn("LAB BEGIN", kernel)
-        self.assertEqual((copy / "common" / "run_step.cpp").read_bytes(),
-                         (REPOSITORY / "common" / "run_step.cpp").read_bytes())
+        self.assertFalse((copy / "10_persistent_clusters").exists())
+        self.assertNotIn("add_worklog_step(10_", (copy / "CMakeLists.txt").read_text())
+        self.assertEqual(json.loads((copy / "lab" / "released.json").read_text())["withheld"],
+                         ["10_persistent_clusters"])
+        kernel = (copy / "09_wgmma_tma" / "kernel.cu").read_text()
+        self.assertIn("// TODO: ", kernel)
+        self.assertNotIn("LAB BEGIN", kernel)
+        self.assertIn("watchdog", (copy / "LAB.md").read_text())  # a Hopper step
+        # Read back independently: no line, and no renamed copy, of 09's solution in any file.
+        regions = regions_of(REPOSITORY, "09_wgmma_tma")
+        written = sorted(p.relative_to(copy) for p in copy.rglob("*") if p.is_file())
+        self.assertEqual(release.all_leaks(regions, release.text_files(copy, written)), [])
+        # What was left out did hold it.
+        tenth = (REPOSITORY / "10_persistent_clusters" / "kernel.cu").read_text()
+        self.assertTrue(release.all_leaks(regions, [("10_persistent_clusters/kernel.cu", tenth)]))
+        # The harness and the exit codes travel with the copy, and its lab.py runs there.
+        for same in ("common/run_step.cpp", "common/exit_codes.hpp", "common/exit_codes.py"):
+            self.assertEqual((copy / same).read_bytes(), (REPOSITORY / same).read_bytes(), same)
+        done = subprocess.run([sys.executable, str(copy / "lab" / "lab.py"), "check"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("09_wgmma_tma: no LAB regions (handed out in this copy", done.stdout)
 
 
 if __name__ == "__main__":

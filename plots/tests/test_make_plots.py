@@ -5,6 +5,7 @@ Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
 import contextlib
 import io
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,38 @@ class TableTest(unittest.TestCase):
                           "2.60", "52.9", "100.0%", "—", "—"])
         self.assertEqual(self.rows["cuBLAS GemmEx FP16→FP32"][2:7],
                          ["FP16→FP32", "4096×4096×4096", "0.190", "723.4", "100.0%"])
+
+
+class CheckColumnsTest(unittest.TestCase):
+    """The check's verdict columns the steps write last (bad_count ... obtained): read when there,
+    not needed when not (older CSVs), and the header the harness writes is exactly these."""
+
+    def with_check_columns(self, tmp, verdict):
+        lines = (FIXTURES / "worklog.csv").read_text(encoding="utf-8").splitlines()
+        path = Path(tmp) / "worklog.csv"
+        path.write_text("\n".join([lines[0] + "," + ",".join(results_csv.CHECK_COLUMNS)]
+                                  + [line + verdict for line in lines[1:]]) + "\n", encoding="utf-8")
+        return path
+
+    def test_rows_with_the_verdict_columns(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = results_csv.load_rows(self.with_check_columns(tmp, ",3,12,0,1.5,nan"))
+            plain = results_csv.load_rows(FIXTURES / "worklog.csv")
+            self.assertEqual(len(rows), len(plain))
+            self.assertEqual((rows[0]["bad_count"], rows[0]["first_bad_row"], rows[0]["expected"]), (3, 12, 1.5))
+            self.assertEqual(results_table.build_table(rows), results_table.build_table(plain))
+            passed = results_csv.load_rows(self.with_check_columns(tmp, ",0,,,,"))
+            self.assertEqual((passed[0]["bad_count"], passed[0]["first_bad_row"]), (0, None))
+            unchecked = results_csv.load_rows(self.with_check_columns(tmp, ",,,,,"))
+            self.assertIsNone(unchecked[0]["bad_count"])
+            with self.assertRaisesRegex(results_csv.InputError, "column 'bad_count' is not a number"):
+                results_csv.load_rows(self.with_check_columns(tmp, ",many,,,,"))
+
+    def test_the_header_the_harness_writes(self):
+        source = (PLOTS.parent / "common" / "report.cpp").read_text(encoding="utf-8")
+        block = source[source.index('std::fputs("timestamp'):]
+        header = "".join(re.findall(r'"([^"]*)"', block[:block.index("csv);")])).replace("\\n", "")
+        self.assertEqual(header.split(","), list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS))
 
 
 class TenStepsTest(unittest.TestCase):

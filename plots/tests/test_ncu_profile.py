@@ -626,10 +626,10 @@ class DriverTest(unittest.TestCase):
         self.assertNotIn("smsp__sass_inst_executed_op_shared_st", profiles[-1])
         self.assertEqual(len(profile_csv.load_profile(self.out / "profile.csv")), 4)
 
-    def test_no_counter_access_exits_4(self):
+    def test_no_counter_access_exits_7(self):
         self.add_step("01_naive")
         code, stdout, stderr = self.run_driver(FAKE_NCU_NO_PERMISSION="1")
-        self.assertEqual(code, ncu_profile.EXIT_NO_COUNTER_ACCESS)
+        self.assertEqual(code, 7)  # exit_no_counter_access
         self.assertEqual(stderr.splitlines(), [
             "ncu_profile: error: ncu cannot read the GPU's performance counters (ERR_NVGPUCTRPERM): run as "
             "root, or let users profile (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"])
@@ -639,37 +639,38 @@ class DriverTest(unittest.TestCase):
         self.add_step("01_naive", code=77, message="no CUDA device found (0 devices)")
         self.add_step("02_block_tiling")
         code, _, stderr = self.run_driver()
-        self.assertEqual(code, ncu_profile.EXIT_NO_DEVICE)
+        self.assertEqual(code, 77)  # exit_no_device
         self.assertEqual(stderr, "ncu_profile: error: no CUDA device; profiling needs an NVIDIA GPU "
                                  "(01_naive: no CUDA device found (0 devices))\n")
         self.assertEqual(sum(c.startswith("ncu ") and "--export" in c for c in self.calls()), 1)
+        self.assertFalse(self.out.exists())  # nothing profiled, nothing left behind
 
     def test_a_failed_step_is_reported_and_the_rest_written(self):
         self.add_step("01_naive", code=5, message="CUDA error at kernel.cu:10: cudaErrorIllegalAddress")
         self.add_step("02_block_tiling")
         code, _, stderr = self.run_driver()
-        self.assertEqual(code, ncu_profile.EXIT_PROFILE_FAILED)
+        self.assertEqual(code, 1)  # exit_check_failed
         self.assertIn("ncu_profile: 01_naive: profile failed: CUDA error at kernel.cu:10: "
                       "cudaErrorIllegalAddress\n", stderr)
         self.assertEqual([r["step"] for r in profile_csv.load_profile(self.out / "profile.csv")],
                          ["02_block_tiling", "cuBLAS", "cuBLAS"])
 
-    def test_ncu_not_found_exits_3(self):
+    def test_ncu_not_found_exits_6(self):
         self.add_step("01_naive")
         code, stdout, stderr = self.run_driver("--ncu", self.root / "no_ncu")
-        self.assertEqual(code, ncu_profile.EXIT_NO_NCU)
+        self.assertEqual(code, 6)  # exit_tool_missing
         self.assertEqual(stderr, f"ncu_profile: error: --ncu {self.root / 'no_ncu'}: no such executable\n")
 
     def test_no_steps_exits_2(self):
         (self.bin / "01_naive").write_text("not listed")
         code, _, stderr = self.run_driver()
-        self.assertEqual(code, ncu_profile.EXIT_BAD_ARGUMENT)
+        self.assertEqual(code, 2)  # exit_bad_argument
         step_list = self.bin / run_worklog.STEP_LIST
         self.assertEqual(stderr, f"ncu_profile: error: cannot read the list of steps {step_list} (No such file "
                                  "or directory): --bin-dir must be the build's bin folder, where the build writes it\n")
         (self.bin / run_worklog.STEP_LIST).write_text("# the steps\n02_block_tiling\n")
         code, _, stderr = self.run_driver()
-        self.assertEqual(code, ncu_profile.EXIT_BAD_ARGUMENT)
+        self.assertEqual(code, 2)  # exit_bad_argument
         self.assertEqual(stderr.splitlines()[-1], f"ncu_profile: error: no step executables in {self.bin}")
 
     def test_bad_arguments_exit_2(self):
@@ -719,7 +720,7 @@ class FindNcuTest(unittest.TestCase):
         os.environ["PATH"] = str(self.root / "empty")
         with self.assertRaises(ncu_profile.Stop) as caught:
             ncu_profile.find_ncu(None)
-        self.assertEqual(caught.exception.code, ncu_profile.EXIT_NO_NCU)
+        self.assertEqual(caught.exception.code, ncu_profile.exit_codes.EXIT_TOOL_MISSING)
         self.assertIn("Nsight Compute (ncu) not found", str(caught.exception))
 
 

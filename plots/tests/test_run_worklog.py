@@ -34,19 +34,29 @@ TFLOPS = {step: 4.0 * number for number, step in enumerate(SIX_STEPS, 1)}
 # does; then exits with CODE.
 FAKE_STEP = """#!/bin/sh
 echo "STEP $*" >> "LOG"
+shapes=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) n="$2"; shift ;;
     --csv) csv="$2"; shift ;;
+    --shapes) shapes="$2"; shift ;;
   esac
   shift
 done
+row() {
+  echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,STEP,fake step,PREC,$1,$2,$3,\
+1,0,1.0,TFLOPS,0.5,4.0,50.0,0.0,0.1,1000000,STATUS" >> "$csv"
+}
 case CODE in
   0|1)
     [ -s "$csv" ] || echo "HEADER" > "$csv"
-    echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,STEP,fake step,PREC,$n,$n,$n,\
-1,0,1.0,TFLOPS,0.5,4.0,50.0,0.0,0.1,1000000,STATUS" >> "$csv"
-    echo "fake STEP $n" ;;
+    if [ -n "$shapes" ]; then
+      grep -v '^#' "$shapes" | tr 'x' ' ' | while read m n k; do row $m $n $k; done
+      echo "fake STEP shapes"
+    else
+      row $n $n $n
+      echo "fake STEP $n"
+    fi ;;
   4) echo "STEP: error: STEP needs compute capability 9.0 exactly; NVIDIA A100-SXM4-80GB is 8.0" >&2 ;;
   *) echo "STEP: error: fake failure" >&2 ;;
 esac
@@ -74,9 +84,47 @@ def make_bin_dir(root, codes, listed=None, tflops=None, precisions=None):
     return bin_dir
 
 
-def run_driver(*argv, python=sys.executable, env=None):
-    """Run run_worklog.py as a command (its children write to the real stdout)."""
-    done = subprocess.run([str(python), str(PLOTS / "run_worklog.py"), *map(str, argv)],
+# Stands in for the Python that runs plots/peers.py: torch.matmul measures every shape at 2 TFLOP/s
+# (about 4% of the fake steps' cuBLAS); Triton is not available. Logs its arguments to LOG.
+FAKE_PEER_PYTHON = """#!/bin/sh
+echo "PEER $*" >> "LOG"
+shift
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --engine) engine="$2"; shift ;;
+    --shapes) shapes="$2"; shift ;;
+    --csv) csv="$2"; shift ;;
+  esac
+  shift
+done
+if [ "$engine" = triton ]; then
+  echo "peers: Triton not available: Triton is not installed for fake (no module named 'triton')" >&2
+  exit 6
+fi
+[ -s "$csv" ] || echo "HEADER" > "$csv"
+grep -v '^#' "$shapes" | tr 'x' ' ' | while read m n k; do
+  echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,torch.matmul,\
+\\"PyTorch 9.9: torch.mm(a, b, out_dtype=torch.float32); against cuBLAS 13.1.0 (PyTorch's)\\",fp16,$m,$n,$k,\
+1,0,1.0,2.0,0.04,50.0,4.0,0.0,0.1,0,PASS" >> "$csv"
+done
+echo "fake peer $engine"
+"""
+
+
+def make_peer_python(root):
+    """A fake Python for --peer-python (FAKE_PEER_PYTHON), logging to root/peers.log."""
+    path = root / "peer-python"
+    path.write_text(FAKE_PEER_PYTHON.replace("LOG", str(root / "peers.log"))
+                    .replace("HEADER", ",".join(results_csv.COLUMNS)))
+    path.chmod(0o755)
+    return path
+
+
+def run_driver(*argv, python=sys.executable, env=None, peers=None):
+    """Run run_worklog.py as a command (its children write to the real stdout). peers: the
+    --peer-python to give (default: none, so this Python runs plots/peers.py)."""
+    extra = [] if peers is None else ["--peer-python", peers]
+    done = subprocess.run([str(python), str(PLOTS / "run_worklog.py"), *map(str, argv), *map(str, extra)],
                           capture_output=True, text=True, timeout=120, env=env)
     return done.returncode, done.stdout, done.stderr
 
@@ -112,11 +160,11 @@ class ArgumentTest(unittest.TestCase):
 
     def test_main_runs_then_sweep_runs(self):
         args = self.parse("--iters", "5", "--warmup", "0")
-        runs = run_worklog.main_runs(args, list(SIX_STEPS))
+        runs = run_worklog.main_runs(args, list(SIX_STEPS), Path("o"))
         self.assertEqual(len(runs), 6)
         self.assertEqual(runs[0], ("01_naive", 4096, ["--warmup", "0", "--iters", "5"],
                                    Path("o/worklog.csv")))
-        sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"])
+        sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"], Path("o"))
         self.assertEqual(len(sweep), 2 * 16)
         self.assertEqual(sweep[0], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10"],
                                     Path("o/sweep.csv")))
@@ -249,11 +297,24 @@ class FakeStepsTest(unittest.TestCase):
         bin_dir = make_bin_dir(self.root, {"01_naive": 0, "02_block_tiling": 77, "03_thread_coarsening": 0})
         code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--no-sweep")
         self.assertEqual(code, 77)
-        self.assertEqual(stderr.splitlines(),
-                         ["02_block_tiling: error: fake failure",  # the step's own line, then ours
-                          "run_worklog: no CUDA device; the worklog needs an NVIDIA GPU"])
+        self.assertEqual(stderr.splitlines(),  # one line, with the step's reason
+                         ["run_worklog: no CUDA device; the worklog needs an NVIDIA GPU "
+                          "(02_block_tiling: fake failure)"])
         self.assertEqual(len(self.calls()), 2)  # 03 never ran
         self.assertFalse((self.out / "table.md").exists())
+
+    def test_no_cuda_device_at_the_first_step_leaves_the_results_as_they_were(self):
+        self.out.mkdir()
+        (self.out / "worklog.csv").write_text("the rows of an earlier run\n")
+        bin_dir = make_bin_dir(self.root, {"01_naive": 77, "02_block_tiling": 0})
+        code, _, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out)
+        self.assertEqual(code, 77, stderr)
+        self.assertEqual(sorted(p.name for p in self.out.iterdir()), ["worklog.csv"])
+        self.assertEqual((self.out / "worklog.csv").read_text(), "the rows of an earlier run\n")
+        fresh = self.root / "fresh"
+        code, _, _ = run_driver("--bin-dir", bin_dir, "--out", fresh)
+        self.assertEqual(code, 77)
+        self.assertFalse(fresh.exists())  # no empty folder, no empty CSV
 
     def test_other_exit_code_stops_with_1(self):
         bin_dir = make_bin_dir(self.root, {"01_naive": 3, "02_block_tiling": 0})
@@ -308,8 +369,10 @@ class WithoutMatplotlibTest(unittest.TestCase):
                                      rf"For the charts, install matplotlib "
                                      rf"\({python} -m pip install -r .*requirements.txt\) and run {python} "
                                      rf".*make_plots.py --csv {out}/worklog.csv --out {out} "
-                                     rf"--sweep {out}/sweep.csv\n$")
-            self.assertEqual(sorted(p.name for p in out.iterdir()), ["sweep.csv", "table.md", "worklog.csv"])
+                                     rf"--sweep {out}/sweep.csv --peers {out}/peers.csv\n$")
+            # peers.csv: the peers, not available in this Python (no PyTorch), are rows saying so.
+            self.assertEqual(sorted(p.name for p in out.iterdir()),
+                             ["peers.csv", "sweep.csv", "table.md", "worklog.csv"])
             self.assertIn("| 06_multiwarp_wmma |", (out / "table.md").read_text())
             self.assertIn("matplotlib", (root / "build" / "plots-venv.log").read_text())
 

@@ -1,0 +1,345 @@
+"""The results of the shapes run: shapes.csv (one row per engine × corpus entry), built from the rows
+that the step executables and peers.py append (results_csv's columns); the arithmetic of its summary
+(geometric mean and minimum of % of cuBLAS per category and engine, the worst shapes); shapes.md; the
+per-category table of README.md's "Shapes" section (a generated block); and peers.csv, the same rows
+for the worklog's table. Standard library only.
+"""
+import csv
+import math
+import statistics
+from pathlib import Path
+
+from results_csv import InputError, cublas_name, precision_label, read_rows, size_of
+from shape_corpus import CATEGORY_NAMES, shape_text
+
+COLUMNS = ("engine kind precision category label m n k ms tflops cublas_ms cublas_tflops pct_cublas "
+           "max_abs_err err_over_tol check note gpu sm_count timestamp").split()
+INT_COLUMNS = {"m", "n", "k", "sm_count"}
+FLOAT_COLUMNS = {"ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol"}
+KINDS = ("step", "cublas", "peer")
+# What `check` says: the step's or peer's own verdict (PASS, FAIL, UNCHECKED), "reference" for
+# cuBLAS, and for a row without numbers why it has none.
+MEASURED = ("PASS", "FAIL", "UNCHECKED", "reference")
+NOT_AVAILABLE = "not available"  # the peer cannot run here (no PyTorch, no Triton, no GPU)
+NOT_RUN = "not run"              # the engine ran but this shape has no row (it did not fit, or it stopped)
+CHECKS = MEASURED + (NOT_AVAILABLE, NOT_RUN)
+PEER_ENGINES = ("torch.matmul", "Triton")
+PRECISION_LABELS = {"fp16_out_fp16": "FP16→FP16"}  # torch.matmul where PyTorch has no FP32 output
+
+
+# --- reading and writing -------------------------------------------------------------------
+
+def write_rows(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: _text(row.get(c)) for c in COLUMNS})
+
+
+def _text(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def load(path):
+    """The rows of a shapes.csv (or peers.csv), numbers converted, None where empty."""
+    return read_rows(path, _check_header, _parse_row)
+
+
+def _check_header(path, header):
+    if not header:
+        raise InputError(f"{path}: empty CSV (no header line)")
+    if tuple(header) != tuple(COLUMNS):
+        raise InputError(f"{path}: bad header: expected {','.join(COLUMNS)}")
+
+
+def _parse_row(raw, where):
+    if None in raw or None in raw.values():
+        raise InputError(f"{where}: expected {len(COLUMNS)} fields")
+    row = dict(raw)
+    for col in INT_COLUMNS | FLOAT_COLUMNS:
+        text = raw[col].strip()
+        if text == "":
+            row[col] = None
+            continue
+        try:
+            row[col] = int(text) if col in INT_COLUMNS else float(text)
+        except ValueError:
+            raise InputError(f"{where}: column '{col}' is not a number: {text!r}") from None
+    if row["kind"] not in KINDS:
+        raise InputError(f"{where}: column 'kind' must be one of {', '.join(KINDS)}, got {row['kind']!r}")
+    if row["check"] not in CHECKS:
+        raise InputError(f"{where}: column 'check' must be one of {', '.join(CHECKS)}, got {row['check']!r}")
+    if None in (row["m"], row["n"], row["k"]):
+        raise InputError(f"{where}: m, n and k are needed")
+    if row["check"] in MEASURED and not (row["ms"] and row["ms"] > 0):
+        raise InputError(f"{where}: a measured row needs a positive 'ms'")
+    return row
+
+
+# --- building shapes.csv -------------------------------------------------------------------
+
+def _from_raw(raw, engine, kind, entry):
+    """A shapes.csv row from one row of a step's or a peer's CSV (results_csv columns)."""
+    return {"engine": engine, "kind": kind, "precision": raw["precision"], "category": entry.category,
+            "label": entry.label, "m": entry.m, "n": entry.n, "k": entry.k, "ms": raw["ms"],
+            "tflops": raw["tflops"], "cublas_ms": raw["cublas_ms"], "cublas_tflops": raw["cublas_tflops"],
+            "pct_cublas": raw["pct_cublas"], "max_abs_err": raw["max_abs_err"],
+            "err_over_tol": raw["err_over_tol"], "check": raw["status"],
+            "note": raw["adds"] if kind == "peer" else "", "gpu": raw["gpu"], "sm_count": raw["sm_count"],
+            "timestamp": raw["timestamp"]}
+
+
+def _empty(engine, kind, entry, check, note="", precision=""):
+    """A row without numbers: the engine did not run this shape (check says why)."""
+    row = dict.fromkeys(COLUMNS)
+    row.update({"engine": engine, "kind": kind, "precision": precision, "category": entry.category,
+                "label": entry.label, "m": entry.m, "n": entry.n, "k": entry.k, "check": check, "note": note,
+                "gpu": ""})
+    return row
+
+
+def assemble(entries, raw_rows, steps, peers):
+    """shapes.csv's rows: for each step (in order), each cuBLAS precision the steps ran, then each
+    peer, one row per corpus entry. raw_rows: the rows the step executables and peers.py appended
+    (results_csv columns; a later row of the same engine and shape replaces an earlier one).
+    peers: {peer engine: None when it ran, else why it is not available}. cuBLAS's time for a shape
+    is the median of the cuBLAS times measured beside the steps of its precision."""
+    latest = {(r["step"], size_of(r)): r for r in raw_rows}
+    rows = []
+    for step in steps:
+        for entry in entries:
+            raw = latest.get((step, entry.shape))
+            rows.append(_from_raw(raw, step, "step", entry) if raw else _empty(step, "step", entry, NOT_RUN))
+    step_rows = [r for r in raw_rows if r["step"] in steps]
+    for precision in dict.fromkeys(r["precision"] for r in step_rows):
+        for entry in entries:
+            same = [r for r in step_rows if r["precision"] == precision and size_of(r) == entry.shape
+                    and r["cublas_ms"] is not None]
+            if not same:
+                rows.append(_empty(cublas_name(precision), "cublas", entry, NOT_RUN, precision=precision))
+                continue
+            ms = statistics.median(r["cublas_ms"] for r in same)
+            tflops = 2.0 * entry.m * entry.n * entry.k / ms / 1e9
+            rows.append({**_from_raw(same[-1], cublas_name(precision), "cublas", entry), "ms": ms, "tflops": tflops,
+                         "cublas_ms": ms, "cublas_tflops": tflops, "pct_cublas": 100.0, "max_abs_err": None,
+                         "err_over_tol": None, "check": "reference",
+                         "note": f"median of {len(same)} process(es)" if len(same) > 1 else ""})
+    for peer, unavailable in peers.items():
+        for entry in entries:
+            raw = latest.get((peer, entry.shape))
+            if unavailable is not None:
+                rows.append(_empty(peer, "peer", entry, NOT_AVAILABLE, unavailable))
+            else:
+                rows.append(_from_raw(raw, peer, "peer", entry) if raw else _empty(peer, "peer", entry, NOT_RUN))
+    return rows
+
+
+# --- arithmetic ----------------------------------------------------------------------------
+
+def geometric_mean(values):
+    """exp(mean(log v)) of positive values; None for none."""
+    values = list(values)
+    if not values:
+        return None
+    if any(not (v > 0) for v in values):
+        raise ValueError("the geometric mean needs positive values")
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def counted(row):
+    """Whether a row's % of cuBLAS counts in the summary: measured, checked and passed (cuBLAS's own
+    rows count too, at 100%)."""
+    return row["check"] in ("PASS", "reference") and row["pct_cublas"] is not None
+
+
+def engines(rows):
+    """[(engine, kind, precision)]: the steps and peers in the order of first appearance, then the
+    cuBLAS references."""
+    seen = {}
+    for r in rows:  # an engine's precision is that of its first row that has one
+        if r["engine"] not in seen or (r["precision"] and not seen[r["engine"]][2]):
+            seen[r["engine"]] = (r["engine"], r["kind"], r["precision"])
+    found = list(seen.values())
+    return [e for e in found if e[1] != "cublas"] + [e for e in found if e[1] == "cublas"]
+
+
+def categories(rows):
+    return list(dict.fromkeys(r["category"] for r in rows))
+
+
+def category_name(category):
+    return CATEGORY_NAMES.get(category, category)
+
+
+def summarize(rows):
+    """One dict per (category, engine), in order: shapes (rows), passed (rows that count), failed
+    (checks that failed), geomean_pct, min_pct and min_row (the slowest against cuBLAS),
+    geomean_tflops, unavailable (why, when the engine could not run at all)."""
+    out = []
+    for category in categories(rows):
+        for engine, kind, _ in engines(rows):
+            group = [r for r in rows if r["category"] == category and r["engine"] == engine]
+            if not group:
+                continue
+            good = [r for r in group if counted(r)]
+            slowest = min(good, key=lambda r: r["pct_cublas"]) if good else None
+            unavailable = [r["note"] for r in group if r["check"] == NOT_AVAILABLE]
+            out.append({
+                "category": category, "engine": engine, "kind": kind, "shapes": len(group), "passed": len(good),
+                "failed": sum(r["check"] == "FAIL" for r in group),
+                "geomean_pct": geometric_mean(r["pct_cublas"] for r in good),
+                "min_pct": slowest["pct_cublas"] if slowest else None, "min_row": slowest,
+                "geomean_tflops": geometric_mean(r["tflops"] for r in good),
+                "unavailable": unavailable[0] if len(unavailable) == len(group) else None,
+            })
+    return out
+
+
+def worst(rows, engine, count=5):
+    """The `count` rows of this engine slowest against cuBLAS (each shape once), slowest first."""
+    by_shape = {}
+    for r in rows:
+        if r["engine"] == engine and counted(r):
+            by_shape.setdefault((r["m"], r["n"], r["k"]), r)
+    return sorted(by_shape.values(), key=lambda r: (r["pct_cublas"], r["m"], r["n"], r["k"]))[:count]
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+def fmt_pct(pct):
+    return "—" if pct is None else f"{pct:.0f}%" if pct >= 99.5 else f"{pct:.1f}%"
+
+
+def fmt_tflops(tflops):
+    if tflops is None:
+        return "—"
+    return f"{tflops:.2f}" if tflops < 10 else f"{tflops:.1f}" if tflops < 100 else f"{tflops:.0f}"
+
+
+def engine_title(engine, kind, precision, rows=()):
+    """How tables name an engine: a peer with its output precision (torch.matmul may write FP16)."""
+    if kind != "peer":
+        return engine
+    precisions = {r["precision"] for r in rows if r["engine"] == engine and r["precision"]}
+    if "fp16_out_fp16" in precisions:
+        return f"{engine} (FP16 out)"
+    return f"{engine} (FP32 out)" if precisions else engine
+
+
+def _cells(*cells):
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _summary_cell(s):
+    if s is None:
+        return ""
+    if s["unavailable"]:
+        return "not available"
+    if s["kind"] == "cublas":
+        return "—" if s["geomean_tflops"] is None else f"{fmt_tflops(s['geomean_tflops'])} TFLOP/s"
+    if s["geomean_pct"] is None:
+        return f"FAIL {s['failed']}" if s["failed"] else "—"
+    text = f"{fmt_pct(s['geomean_pct'])} (min {fmt_pct(s['min_pct'])})"
+    return text + (f", FAIL {s['failed']}" if s["failed"] else "")
+
+
+def category_table(rows):
+    """The README's per-category table (the generated block `shapes`): a row per category, a column
+    per engine; each cell the geometric mean of the engine's % of cuBLAS over the category's shapes
+    and its minimum; cuBLAS's columns give its geometric-mean TFLOP/s."""
+    summary = summarize(rows)
+    found = {(s["category"], s["engine"]): s for s in summary}
+    order = engines(rows)
+    lines = [_cells("category (shapes)", *(engine_title(*e, rows) for e in order)),
+             "|---|" + "---:|" * len(order)]
+    for category in categories(rows):
+        count = len({(r["m"], r["n"], r["k"], r["label"]) for r in rows if r["category"] == category})
+        lines.append(_cells(f"{category_name(category)} ({count})",
+                            *(_summary_cell(found.get((category, e[0]))) for e in order)))
+    return "\n".join(lines) + "\n"
+
+
+def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv"):
+    """shapes.md: the per-category table, the summary per category and engine, the worst five shapes
+    of each engine, and how it was measured."""
+    measured = [r for r in rows if r["gpu"]]
+    if measured:
+        day = max(r["timestamp"] for r in measured)[:10]
+        head = f"GPU: {measured[-1]['gpu']} ({measured[-1]['sm_count']} SMs) · {day}"
+    else:
+        head = "GPU: none (nothing was measured)"
+    shapes = {(r["m"], r["n"], r["k"]) for r in rows}
+    lines = ["# Shapes: the worklog's steps, PyTorch and Triton against cuBLAS", "",
+             f"{head} · {len(shapes)} shapes from {corpus_name}", "",
+             "## % of cuBLAS per category", "",
+             "Geometric mean over the category's shapes (minimum in brackets); cuBLAS: geometric-mean TFLOP/s.", "",
+             category_table(rows),
+             "## Per category and engine", "",
+             _cells("category", "engine", "shapes", "checked and passed", "failed", "geomean % of cuBLAS",
+                    "min % of cuBLAS", "slowest shape", "geomean TFLOP/s"),
+             "|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    for s in summarize(rows):
+        slowest = s["min_row"] if s["kind"] != "cublas" else None
+        lines.append(_cells(category_name(s["category"]), s["engine"], s["shapes"], s["passed"], s["failed"],
+                            NOT_AVAILABLE if s["unavailable"] else fmt_pct(s["geomean_pct"]),
+                            fmt_pct(s["min_pct"]) if slowest else "—",
+                            f"{shape_text((slowest['m'], slowest['n'], slowest['k']))}"
+                            + (f" ({slowest['label']})" if slowest["label"] else "") if slowest else "—",
+                            fmt_tflops(s["geomean_tflops"])))
+    lines += ["", "## The five shapes slowest against cuBLAS, per engine", ""]
+    for engine, kind, precision in engines(rows):
+        if kind == "cublas":
+            continue
+        bottom = worst(rows, engine)
+        lines.append(f"**{engine_title(engine, kind, precision, rows)}**: " + (", ".join(
+            f"{shape_text((r['m'], r['n'], r['k']))} {fmt_pct(r['pct_cublas'])} ({category_name(r['category'])}"
+            + (f", {r['label']}" if r["label"] else "") + f"; {fmt_tflops(r['tflops'])} TFLOP/s)"
+            for r in bottom) or "no measured shape") + "")
+        lines.append("")
+    unavailable = {r["engine"]: r["note"] for r in rows if r["check"] == NOT_AVAILABLE}
+    failed = [r for r in rows if r["check"] == "FAIL"]
+    not_run = [r for r in rows if r["check"] == NOT_RUN]
+    lines += ["## Notes", ""]
+    for engine, why in unavailable.items():
+        lines.append(f"- {engine}: not available ({why}).")
+    if failed:
+        lines.append("- Failed checks, left out of the means: " + ", ".join(
+            f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in failed) + ".")
+    if not_run:
+        lines.append("- Not run (no row; see the run's log): " + ", ".join(sorted(
+            {f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in not_run})) + ".")
+    notes = {r["engine"]: r["note"] for r in rows if r["kind"] == "peer" and r["note"] and r["check"] in MEASURED}
+    for engine, note in notes.items():
+        lines.append(f"- {engine}: {note}.")
+    lines += [
+        "- % of cuBLAS: cuBLAS's time / the engine's, both timed in the same process, in alternation (one run "
+        "of each per round, median of the rounds). The steps against `cublasGemmEx` in their own precision "
+        "(FP16 in, FP32 accumulate and out; FP32 for the FP32 step), the peers against the same call made "
+        "from Python on the cuBLAS that PyTorch loaded.",
+        "- Short timing: each shape is checked, then timed for up to 10 rounds after one warm-up round, fewer "
+        "where the rounds would pass 100 ms (at least one).",
+        "- A failed check is never a number: such shapes are left out of the means and listed above.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def peer_table_rows(rows):
+    """Rows of the worklog's table (results_table.build_table) for peers.csv: [(engine, what,
+    precision label, shape, ms, TFLOP/s, % of cuBLAS, check)]; numbers are None when not measured."""
+    out = []
+    for r in rows:
+        shape = "×".join(map(str, (r["m"], r["n"], r["k"])))
+        label = PRECISION_LABELS.get(r["precision"]) or precision_label(r["precision"] or "fp16")
+        if r["check"] in ("PASS", "UNCHECKED"):
+            out.append((r["engine"], r["note"], label, shape, r["ms"], r["tflops"], r["pct_cublas"], r["check"]))
+        elif r["check"] == "FAIL":
+            out.append((r["engine"], r["note"], label, shape, None, None, None, "FAIL"))
+        else:
+            out.append((r["engine"], f"{r['check']}: {r['note']}" if r["note"] else r["check"], label, shape,
+                        None, None, None, "—"))
+    return out

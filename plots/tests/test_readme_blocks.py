@@ -1,0 +1,417 @@
+"""Tests for plots/readme_blocks.py: finding generated blocks and quoted cells in a README, rendering
+them on small fixtures, rewriting and checking; and the check of this repository's own READMEs
+against the committed plots/results (a README that differs from what the CSVs give fails here).
+
+Run from anywhere:  python3 -m unittest discover -s plots/tests -v
+"""
+import contextlib
+import io
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+PLOTS = Path(__file__).resolve().parents[1]
+ROOT = PLOTS.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(PLOTS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's fake steps
+
+import python_without_matplotlib  # noqa: E402
+import readme_blocks  # noqa: E402
+import results_csv  # noqa: E402
+import results_table  # noqa: E402
+from readme_blocks import BlockError, Results  # noqa: E402
+
+# A small experiments.csv: a step and a variant at two sizes, three processes, a range kept as min/max.
+EXPERIMENTS = """experiment,date,gpu,step,variant,m,n,k,run,metric,value,source
+one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,tflops,107.4,test
+one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,pct_cublas,14.2,test
+one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,ms,10.235,test
+one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,wide,8192,8192,8192,,tflops,74,test
+three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,1,pct_cublas,14.5,test
+three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,2,pct_cublas,14.1,test
+three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,3,pct_cublas,14.3,test
+three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,min,ms,1.29,test
+three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,max,ms,1.31,test
+mma_peak,2026-11-21,NVIDIA H200,08_mma_ldmatrix,mma_peak,,,,,tflops,647.3,test
+"""
+
+
+def fixture_results(root):
+    """A results folder with the fixtures' worklog, sweep and profile CSVs and EXPERIMENTS."""
+    folder = Path(root) / "plots" / "results"
+    folder.mkdir(parents=True)
+    for name in ("worklog.csv", "sweep.csv", "profile.csv"):
+        shutil.copy(FIXTURES / name, folder / name)
+    (folder / "experiments.csv").write_text(EXPERIMENTS, encoding="utf-8")
+    return folder
+
+
+def cell(spec, text="?"):
+    return f"<!-- cell: {spec} -->{text}<!-- /cell -->"
+
+
+def block(name, body=""):
+    return f"<!-- BEGIN generated: {name} -->\n{body}<!-- END generated: {name} -->\n"
+
+
+class FindTest(unittest.TestCase):
+    def error(self, text):
+        with self.assertRaises(BlockError) as caught:
+            readme_blocks.find(text, "X.md")
+        return str(caught.exception)
+
+    def test_blocks_and_cells_in_order_with_their_lines(self):
+        text = ("# Title\n\n" + block("results_table", "old\n") + "\nAt " + cell("worklog.csv step=01_naive column=ms")
+                + " ms.\n\n" + block("measured/01_naive"))
+        found = readme_blocks.find(text, "X.md")
+        self.assertEqual([(f.kind, f.name, f.line) for f in found],
+                         [("block", "results_table", 3), ("cell", "worklog.csv step=01_naive column=ms", 7),
+                          ("block", "measured/01_naive", 9)])
+        self.assertEqual(text[found[0].start:found[0].end], "old\n")  # what the writer replaces
+        self.assertEqual(text[found[1].start:found[1].end], "?")
+        self.assertEqual(text[found[2].start:found[2].end], "")
+
+    def test_unknown_block_names_file_and_line(self):
+        message = self.error("a\n\n" + block("no_such_block"))
+        self.assertTrue(message.startswith("X.md:3: unknown block 'no_such_block' (known: "), message)
+        self.assertIn("measured/step", message)
+
+    def test_a_block_taking_an_argument_needs_one_and_others_take_none(self):
+        self.assertIn("X.md:1: unknown block 'measured'", self.error(block("measured")))
+        self.assertIn("X.md:1: unknown block 'results_table/x'", self.error(block("results_table/x")))
+
+    def test_begin_without_end(self):
+        self.assertEqual(self.error("a\n<!-- BEGIN generated: results_table -->\ntext\n"),
+                         "X.md:2: BEGIN generated: results_table has no END")
+
+    def test_end_without_begin(self):
+        self.assertEqual(self.error("a\nb\n<!-- END generated: sweep -->\n"),
+                         "X.md:3: END generated: sweep without a BEGIN")
+
+    def test_end_of_another_block(self):
+        self.assertEqual(self.error("<!-- BEGIN generated: sweep -->\n<!-- END generated: results_table -->\n"),
+                         "X.md:2: END generated: results_table closes BEGIN generated: sweep (line 1)")
+
+    def test_nested_begin(self):
+        self.assertIn("X.md:2: BEGIN generated: sweep inside the block 'results_table' opened on line 1",
+                      self.error("<!-- BEGIN generated: results_table -->\n<!-- BEGIN generated: sweep -->\n"))
+
+    def test_mistyped_markers_are_errors_not_text(self):
+        for line in ("<!-- BEGIN generated:results_table -->", "<!--BEGIN generated: sweep-->",
+                     "text <!-- END generated: sweep -->", "<!-- begin generated: sweep -->"):
+            with self.subTest(line=line):
+                self.assertIn("X.md:2: not a marker", self.error("a\n" + line + "\n"))
+
+    def test_markers_in_code_are_not_read(self):
+        text = ("Write `<!-- BEGIN generated: NAME -->` and `" + cell("x.csv column=y") + "`.\n\n"
+                "```\n<!-- BEGIN generated: nothing -->\n" + cell("worklog.csv column=ms") + "\n```\n")
+        self.assertEqual(readme_blocks.find(text, "X.md"), [])
+
+    def test_a_cell_must_not_start_a_line(self):
+        self.assertIn("X.md:2: a cell must not start a line",
+                      self.error("Some words\n  " + cell("worklog.csv column=ms") + " ms.\n"))
+
+    def test_a_cell_is_one_line(self):
+        self.assertIn("X.md:1: a cell is '<!-- cell: FILE KEY=VALUE... -->TEXT<!-- /cell -->', all on one line",
+                      self.error("At <!-- cell: worklog.csv column=ms -->1.0\n<!-- /cell --> ms.\n"))
+
+    def test_cell_specs_that_cannot_be_read(self):
+        for spec, message in (("step=01_naive column=ms", "a cell starts with the CSV file"),
+                              ("worklog.csv step=01_naive", "a cell needs column="),
+                              ("worklog.csv column=ms agg=mean", "agg= must be one of"),
+                              ("worklog.csv column=ms scale=x", "scale= must be a number"),
+                              ("worklog.csv column=ms column=tflops", "'column=' given twice"),
+                              ("worklog.csv column=ms oops", "'oops' is not KEY=VALUE"),
+                              ("../secret.csv column=ms", "'../secret.csv' is not the name of a CSV")):
+            with self.subTest(spec=spec):
+                self.assertIn("X.md:1: " + message, self.error("At " + cell(spec) + ".\n"))
+
+
+class RenderTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.folder = fixture_results(cls.tmp.name)
+        cls.results = Results(cls.folder)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def render(self, name):
+        return readme_blocks.render_block(name, self.results)
+
+    def cell(self, spec):
+        return readme_blocks.render_cell(spec, self.results)
+
+    def test_block_text_is_the_note_then_the_markdown_between_blank_lines(self):
+        text = self.render("results_table")
+        self.assertTrue(text.startswith("<!-- written by plots/readme_blocks.py from plots/results/worklog.csv, "
+                                        "plots/results/profile.csv; do not edit -->\n\n"), text)
+        self.assertTrue(text.endswith("\n\n"))
+
+    def test_results_table_is_table_md(self):
+        # What make_plots writes as table.md, from the same worklog.csv and profile.csv.
+        rows = results_csv.load_rows(self.folder / "worklog.csv")
+        from profile_csv import limited_by_step, load_profile
+        table = results_table.build_table(rows, limited_by_step(load_profile(self.folder / "profile.csv")))
+        self.assertEqual(self.render("results_table").split("\n\n", 1)[1], table.rstrip() + "\n\n")
+
+    def test_measured_row_of_a_step(self):
+        text = self.render("measured/02_block_tiling")
+        self.assertIn("NVIDIA H100 80GB HBM3 (132 SMs), CUDA 13.0 (driver 13.0), 2026-11-21", text)
+        self.assertIn("| M×N×K | precision | median ms | TFLOP/s | cuBLAS TFLOP/s | % of cuBLAS | "
+                      "speed-up over 01_naive | check |", text)
+        # 01 took 40.0 ms and 02 14.5 ms: 2.76×.
+        self.assertIn("| 4096×4096×4096 | FP32 | 14.5 | 9.48 | 52.9 | 17.9% | 2.76× | PASS |", text)
+
+    def test_measured_marks_a_change_of_precision_and_the_first_step_has_no_speedup(self):
+        self.assertIn("(vs FP32) | PASS |", self.render("measured/05_wmma"))
+        self.assertIn("| speed-up over previous step | check |", self.render("measured/01_naive"))
+        self.assertIn("| — | PASS |", self.render("measured/01_naive"))
+
+    def test_an_unknown_step_is_missing(self):
+        with self.assertRaises(readme_blocks.Missing) as caught:
+            self.render("measured/99_nothing")
+        self.assertIn("worklog.csv has no row of step '99_nothing'", str(caught.exception))
+
+    def test_sweep_table_and_one_step_of_it(self):
+        text = self.render("sweep")
+        self.assertIn("| N | 04_outer_product (FP32) | cuBLAS SGEMM | % of cuBLAS |", text)
+        self.assertIn("| 256 | 1.90 | 3.10 | 61.3% |", text)
+        self.assertIn("| 256 | 0.0177 | 1.90 | 3.10 | 61.3% | PASS |", self.render("sweep_points/04_outer_product"))
+
+    def test_counters_compare_a_step_with_the_one_before(self):
+        text = self.render("counters/02_block_tiling")
+        self.assertIn("|  | 01_naive | 02_block_tiling |", text)
+        self.assertIn("| DRAM bytes (read + write) | 1.95 GB | 671 MB |", text)
+        self.assertIn("| shared load instructions per FMA instruction | 0 | 2 |", text)
+        self.assertIn("| shared bank conflicts / wavefronts | 0 / 0 | 2,147,483,648 / 6.44 G (33.3%) |", text)
+        self.assertIn("an FMA instruction is one warp FFMA", text)
+        self.assertIn("| cuBLAS SGEMM | 01_naive |", self.render("counters/01_naive"))
+
+    def test_profile_summary_has_every_step_and_cublas(self):
+        text = self.render("profile_summary")
+        for name in ("01_naive", "06_multiwarp_wmma", "cuBLAS FP32", "cuBLAS FP16→FP32"):
+            self.assertIn(f"| {name} |", text)
+
+    def test_experiment_blocks(self):
+        self.assertIn("| 06_multiwarp_wmma | 10.2 | 107.4 | 14.2% |", self.render("at_8192"))
+
+    def test_cells(self):
+        self.assertEqual(self.cell("worklog.csv step=02_block_tiling column=pct_cublas format=.1f"), "17.9")
+        self.assertEqual(self.cell("worklog.csv step=02_block_tiling column=ms format=ms"), "14.5")
+        self.assertEqual(self.cell("worklog.csv step=02_block_tiling column=gpu"), "NVIDIA H100 80GB HBM3")
+        self.assertEqual(self.cell("sweep.csv step=04_outer_product n=256 column=tflops format=tflops"), "1.90")
+        self.assertEqual(self.cell("worklog.csv step=01_naive column=global_bytes format=bytes"), "550 GB")
+        self.assertEqual(self.cell("worklog.csv step=01_naive column=global_bytes scale=1e9 format=.1f"), "549.8")
+
+    def test_cells_over_several_rows(self):
+        pct = "experiments.csv experiment=three_processes metric=pct_cublas column=value format=.1f"
+        self.assertEqual(self.cell(pct + " agg=range"), "14.1–14.5")
+        self.assertEqual(self.cell(pct + " agg=list"), "14.5, 14.1, 14.3")
+        self.assertEqual(self.cell(pct + " agg=median"), "14.3")
+        self.assertEqual(self.cell(pct + " agg=max run=1|2"), "14.5")
+        self.assertEqual(self.cell("experiments.csv experiment=three_processes metric=ms column=value "
+                                   "agg=range format=.2f"), "1.29–1.31")
+        self.assertEqual(self.cell("profile.csv step=01_naive|02_block_tiling column=dram_flop_per_byte "
+                                   "agg=range format=.0f"), "71–205")
+
+    def test_an_empty_selector_matches_an_empty_cell(self):
+        self.assertEqual(self.cell("experiments.csv experiment=one_process_each variant= metric=tflops "
+                                   "column=value format=.1f"), "107.4")
+
+    def test_derived_profile_quantities(self):
+        self.assertEqual(self.cell("profile.csv step=02_block_tiling column=dram_bytes format=bytes"), "671 MB")
+        self.assertEqual(self.cell("profile.csv step=02_block_tiling column=shared_ld_per_fma format=g"), "2")
+        self.assertEqual(self.cell("profile.csv step=02_block_tiling column=conflict_pct format=.1f"), "33.3")
+
+    def test_cell_errors(self):
+        for spec, message in (
+                ("worklog.csv step=99_x column=ms", "no row (expected one)"),
+                ("worklog.csv precision=fp32 column=ms", "4 rows (expected one)"),
+                ("worklog.csv step=01_naive column=nope", "worklog.csv has no column 'nope'"),
+                ("worklog.csv nope=1 column=ms", "worklog.csv has no column 'nope'"),
+                ("worklog.csv step=01_naive column=dram_bytes", "no column 'dram_bytes'"),
+                ("missing.csv column=x", "no such file"),
+                ("worklog.csv step=01_naive column=ms format=%%", "bad format"),
+                ("worklog.csv precision=fp32 column=gpu agg=max", "needs a number in every row")):
+            with self.subTest(spec=spec), self.assertRaises(readme_blocks.Missing) as caught:
+                self.cell(spec)
+            self.assertIn(message, str(caught.exception))
+
+    def test_formats(self):
+        self.assertEqual(readme_blocks.significant(3.4, 3), "3.40")
+        self.assertEqual(readme_blocks.significant(999.7, 3), "1000")
+        self.assertEqual(readme_blocks.significant(0.06251, 3), "0.0625")
+        self.assertEqual(readme_blocks.format_value(396e6, "bytes"), "396 MB")
+        self.assertEqual(readme_blocks.format_value(999.7e6, "bytes"), "1.00 GB")
+        self.assertEqual(readme_blocks.format_value(1.3701e9, "bytes4"), "1.370 GB")
+        self.assertEqual(readme_blocks.format_value(21200365, "count"), "21.2 M")
+        self.assertEqual(readme_blocks.format_value(0.2204, "auto"), "0.22")
+        self.assertEqual(readme_blocks.format_value(30.42, "auto"), "30.4")
+
+
+class RewriteTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.folder = fixture_results(self.root)
+        self.results = Results(self.folder)
+        self.readme = self.root / "README.md"
+        self.text = ("# Worklog\n\nThe naive step ran at " + cell("worklog.csv step=01_naive column=tflops "
+                     "format=tflops", "9.99") + " TFLOP/s.\n\n" + block("measured/01_naive", "stale\n")
+                     + "\nThe end.\n")
+        self.readme.write_text(self.text, encoding="utf-8")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_check_lists_what_differs(self):
+        differences = readme_blocks.check(self.text, self.results, "README.md")
+        self.assertEqual([(d.line, d.kind, d.committed) for d in differences],
+                         [(3, "cell", "9.99"), (5, "block", "stale\n")])
+        self.assertEqual(differences[0].expected, "3.44")
+        self.assertEqual(readme_blocks.describe(differences[0]),
+                         "README.md:3: cell 'worklog.csv step=01_naive column=tflops format=tflops' reads '9.99'; "
+                         "the results give '3.44'")
+        self.assertIn("README.md:5: block 'measured/01_naive' differs:\n    @@ -1 +1,8 @@\n    -stale\n"
+                      "    +<!-- written by",
+                      readme_blocks.describe(differences[1]))
+
+    def test_rewrite_fills_blocks_and_cells_and_keeps_the_rest(self):
+        self.assertTrue(readme_blocks.rewrite(self.readme, self.results))
+        text = self.readme.read_text(encoding="utf-8")
+        self.assertIn("The naive step ran at " + cell("worklog.csv step=01_naive column=tflops format=tflops",
+                                                      "3.44") + " TFLOP/s.\n", text)
+        self.assertIn("| 4096×4096×4096 | FP32 | 40.0 | 3.44 |", text)
+        self.assertTrue(text.startswith("# Worklog\n\n") and text.endswith("-->\n\nThe end.\n"))
+        self.assertEqual(readme_blocks.check(text, self.results), [])
+        self.assertFalse(readme_blocks.rewrite(self.readme, self.results))  # a second time: nothing to do
+
+    def test_write_all_writes_nothing_when_one_file_fails(self):
+        broken = self.root / "02" / "README.md"
+        broken.parent.mkdir()
+        broken.write_text("x " + cell("worklog.csv step=99_none column=ms") + "\n", encoding="utf-8")
+        with self.assertRaises(BlockError) as caught:
+            readme_blocks.write_all([self.readme, broken], self.results)
+        self.assertIn(f"{broken}:1: cell 'worklog.csv step=99_none column=ms': worklog.csv step=99_none: no row",
+                      str(caught.exception))
+        self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
+
+    def test_readmes_are_the_top_one_and_those_one_level_down(self):
+        (self.root / "01_naive").mkdir()
+        (self.root / "01_naive" / "README.md").write_text("no blocks\n")
+        (self.root / "a" / "b").mkdir(parents=True)
+        (self.root / "a" / "b" / "README.md").write_text("too deep\n")
+        self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md"])
+
+    def test_refresh_after_publish_rewrites_a_checkouts_readmes(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertTrue(readme_blocks.refresh(self.folder, "run_worklog"))
+        self.assertIn("run_worklog: 1 README(s) rewritten from", out.getvalue())
+        self.assertEqual(readme_blocks.check(self.readme.read_text(encoding="utf-8"), self.results), [])
+
+    def test_refresh_leaves_a_folder_that_is_not_plots_results_alone(self):
+        other = self.root / "pub"
+        shutil.copytree(self.folder, other)
+        self.assertTrue(readme_blocks.refresh(other, "run_worklog"))
+        self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
+
+    def test_refresh_warns_and_writes_nothing_when_a_cell_has_no_row(self):
+        (self.folder / "worklog.csv").write_text(
+            (FIXTURES / "worklog.csv").read_text(encoding="utf-8").replace("01_naive", "01_other"), encoding="utf-8")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertFalse(readme_blocks.refresh(self.folder, "ncu_profile"))
+        self.assertIn("ncu_profile: warning: the READMEs' measured figures were not rewritten: ", err.getvalue())
+        self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
+
+    def run_cli(self, *args):
+        done = subprocess.run([sys.executable, str(PLOTS / "readme_blocks.py"), "--results", str(self.folder), *args],
+                              capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    def test_command_line(self):
+        code, _, err = self.run_cli("--check")
+        self.assertEqual(code, 1, err)
+        self.assertIn("README.md:3: cell 'worklog.csv step=01_naive column=tflops format=tflops' reads '9.99'", err)
+        self.assertIn("readme_blocks: 2 block(s) or cell(s) differ", err)
+        self.assertEqual(self.run_cli("--write"), (0, f"{self.readme}\n", ""))
+        self.assertEqual(self.run_cli("--check"), (0, "", ""))
+        self.readme.write_text("<!-- BEGIN generated: results_table -->\n", encoding="utf-8")
+        code, _, err = self.run_cli("--check")
+        self.assertEqual((code, err), (2, f"readme_blocks: error: {self.readme}:1: BEGIN generated: results_table "
+                                          "has no END\n"))
+
+
+class RunWorklogPublishTest(unittest.TestCase):
+    """run_worklog.py --publish into a checkout's plots/results rewrites that checkout's READMEs."""
+
+    def test_publish_rewrites_the_readmes(self):
+        from test_run_worklog import make_bin_dir
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            bin_dir = make_bin_dir(root, {"01_naive": 0, "02_block_tiling": 0})
+            checkout = root / "checkout"
+            (checkout / "plots" / "results").mkdir(parents=True)
+            readme = checkout / "README.md"
+            readme.write_text("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops")
+                              + " TFLOP/s.\n\n" + block("measured/02_block_tiling"), encoding="utf-8")
+            (root / "wheels").mkdir()  # no package index: without matplotlib, the table alone, at once
+            done = subprocess.run([sys.executable, str(PLOTS / "run_worklog.py"), "--bin-dir", str(bin_dir),
+                                   "--out", str(root / "out"), "--no-sweep", "--size", "64",
+                                   "--publish", str(checkout / "plots" / "results")],
+                                  capture_output=True, text=True, timeout=120,
+                                  env=python_without_matplotlib.offline_pip_environment(root / "wheels"))
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertIn("run_worklog: 1 README(s) rewritten from", done.stdout)
+            text = readme.read_text(encoding="utf-8")
+            self.assertIn("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops", "8.00"), text)
+            self.assertIn("| 64×64×64 | FP32 | 1.00 | 8.00 | 4.00 | 50.0% | 1.00× | PASS |", text)
+
+
+class RepositoryTest(unittest.TestCase):
+    """The committed READMEs against the committed results: every generated block and quoted cell
+    must read what plots/results gives. When this fails, run
+    python3 plots/readme_blocks.py --write  (or find why the CSVs changed)."""
+
+    def test_every_readme_matches_the_committed_results(self):
+        files = readme_blocks.readmes(ROOT)
+        self.assertIn(ROOT / "README.md", files)
+        differences, texts = readme_blocks.check_all(files, Results(readme_blocks.RESULTS))
+        self.assertEqual(differences, [], "\n" + "\n".join(readme_blocks.describe(d, ROOT) for d in differences)
+                         + "\nrewrite them with: python3 plots/readme_blocks.py --write")
+        found = {path: readme_blocks.find(text, str(path)) for path, text in texts.items()}
+        # The READMEs do quote the results: the results table, and each step's own measurements.
+        names = {f.name for fs in found.values() for f in fs if f.kind == "block"}
+        self.assertIn("results_table", names)
+        for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",
+                     "06_multiwarp_wmma", "07_async_pipeline", "08_mma_ldmatrix", "10_persistent_clusters"):
+            self.assertIn(f"measured/{step}", names)
+            self.assertTrue(any(f.name == f"measured/{step}" for f in found[ROOT / step / "README.md"]))
+        self.assertIn("runs/09_wgmma_tma", names)
+
+    def test_table_md_is_what_the_committed_csvs_give(self):
+        body = readme_blocks.render_block("results_table", Results(readme_blocks.RESULTS)).split("\n\n", 1)[1]
+        table = (readme_blocks.RESULTS / "table.md").read_text(encoding="utf-8")
+        self.assertEqual(body, table.rstrip() + "\n\n",
+                         "plots/results/table.md is not what worklog.csv and profile.csv give: rerun make_plots "
+                         "(python3 plots/make_plots.py --csv plots/results/worklog.csv --profile "
+                         "plots/results/profile.csv --out plots/results --table-only)")
+
+    def test_experiments_csv_reads(self):
+        rows = Results(readme_blocks.RESULTS).experiments()
+        self.assertTrue(rows)
+        for row in rows:
+            self.assertTrue(row["source"], row)
+            self.assertIn(row["run"], ("", "1", "2", "3", "min", "max"), row)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,670 @@
+"""Tests for the shapes run without a GPU: the corpus (plots/shape_corpus.py and the committed
+shape_corpus.csv), shapes.csv and its arithmetic (shape_results.py), the charts (shape_charts.py) on
+a fixture, peers.py's arithmetic and its paths without PyTorch or Triton, and run_worklog.py's
+--shapes mode and peer rows with fake step executables and a fake peer Python.
+
+Run from anywhere:  python3 -m unittest discover -s plots/tests -v
+"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+PLOTS = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(PLOTS))
+sys.path.insert(0, str(PLOTS.parent / "common"))
+
+import exit_codes  # noqa: E402
+import peers  # noqa: E402
+import shape_corpus  # noqa: E402
+import shape_results  # noqa: E402
+from results_csv import InputError  # noqa: E402
+from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+HEADER = "category,m,n,k,label\n"
+
+
+def corpus_error(text):
+    try:
+        shape_corpus.parse(text, "c.csv")
+    except InputError as e:
+        return str(e)
+    return "(accepted)"
+
+
+class CorpusTest(unittest.TestCase):
+    def test_parse(self):
+        entries = shape_corpus.parse("# comment\n\n" + HEADER + "square,256,256,256,\nllm,1,4096,4096,7B attn out\n"
+                                     'unaligned,4096,4096,4100,"K a multiple of 4, not 8"\nskinny,8,8,8\n'
+                                     "llm,1,4096,4096,13B attn out\n", "c.csv")
+        self.assertEqual([(e.category, e.shape, e.label, e.line) for e in entries], [
+            ("square", (256, 256, 256), "", 4), ("llm", (1, 4096, 4096), "7B attn out", 5),
+            ("unaligned", (4096, 4096, 4100), "K a multiple of 4, not 8", 6), ("skinny", (8, 8, 8), "", 7),
+            ("llm", (1, 4096, 4096), "13B attn out", 8)])
+        self.assertEqual(shape_corpus.unique_shapes(entries), [(256, 256, 256), (1, 4096, 4096), (4096, 4096, 4100),
+                                                               (8, 8, 8)])
+
+    def test_bad_lines_name_file_and_line(self):
+        cases = [
+            ("square,256,256,256,\n", "c.csv:1: expected the header line 'category,m,n,k,label', got 'square,256,256,256,'"),
+            (HEADER + "square,256,256\n", "c.csv:2: expected 5 fields (category,m,n,k,label; the label may be empty), got 3"),
+            (HEADER + "square,256,256,256,a,b\n", "c.csv:2: expected 5 fields (category,m,n,k,label; the label may be "
+                                                  "empty), got 6"),
+            (HEADER + "\n# x\nsquare,256,x,256,\n", "c.csv:4: n must be a positive integer, got 'x'"),
+            (HEADER + "square,256,256,-1,\n", "c.csv:2: k must be a positive integer, got '-1'"),
+            (HEADER + "square,0,256,256,\n", "c.csv:2: m must be between 1 and 2147483647, got 0"),
+            (HEADER + "square,2147483648,1,1,\n", "c.csv:2: m must be between 1 and 2147483647, got 2147483648"),
+            (HEADER + "Square,1,1,1,\n", "c.csv:2: the category must be a lower-case word (a-z, 0-9, _), got 'Square'"),
+            (HEADER + "llm,1,2,3,x\nsquare,1,1,1,\nllm,1,2,3,x\n", "c.csv:4: repeats line 2 (llm 1x2x3)"),
+            ("# only comments\n", "c.csv: empty corpus (no header line 'category,m,n,k,label')"),
+            (HEADER + "# no rows\n", "c.csv: no shapes listed"),
+        ]
+        for text, message in cases:
+            with self.subTest(message=message):
+                self.assertEqual(corpus_error(text), message)
+
+    def test_missing_file(self):
+        with self.assertRaises(InputError) as caught:
+            shape_corpus.load("/nonexistent-dir/corpus.csv")
+        self.assertEqual(str(caught.exception), "/nonexistent-dir/corpus.csv: no such file")
+
+    def test_the_committed_corpus(self):
+        entries = shape_corpus.load()
+        by = {}
+        for e in entries:
+            by.setdefault(e.category, []).append(e)
+        self.assertEqual(list(by), ["square", "skinny", "llm", "unaligned"])
+        squares = {e.m for e in by["square"]}
+        self.assertTrue(all(e.m == e.n == e.k for e in by["square"]))
+        self.assertTrue({1536, 3072, 5120, 6144, 256, 8192, 4097, 4095, 2049} <= squares)
+        self.assertTrue(set(range(256, 8193, 256)) <= squares)
+        for shape in ((1024, 1024, 8192), (512, 512, 16384), (8192, 8192, 256), (16384, 1024, 1024)):
+            self.assertIn(shape, [e.shape for e in by["skinny"]])
+        layers = {(e.label, e.n, e.k) for e in by["llm"]}
+        self.assertIn(("8B LM head", 128256, 4096), layers)
+        self.assertEqual({e.m for e in by["llm"]}, {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192})
+        self.assertEqual(len(by["llm"]), 12 * len(layers))
+        self.assertEqual({n for _, n, _ in layers} | {k for _, _, k in layers} >= {4096, 5120, 8192, 11008, 13824,
+                                                                                  14336, 28672}, True)
+        unaligned = [e.shape for e in by["unaligned"]]
+        self.assertTrue(any(k % 2 for _, _, k in unaligned) and any(n % 8 for _, n, _ in unaligned)
+                        and any(m % 2 for m, _, _ in unaligned))
+        self.assertTrue(any(m * n >= 8192 * 8192 and k < 32 for m, n, k in unaligned))
+        self.assertEqual(len(shape_corpus.unique_shapes(entries)), len({e.shape for e in entries}))
+
+    def test_shape_list_matches_the_executables(self):
+        shapes = [(4096, 4096, 4097), (1, 128256, 4096)]
+        text = shape_corpus.shape_list_text(shapes)
+        self.assertEqual(shape_corpus.parse_shape_list(text, "s.txt"), shapes)
+        self.assertEqual(shape_corpus.parse_shape_list("  8x8x8  # c\r\n\n", "s.txt"), [(8, 8, 8)])
+        for bad, message in (("64x64x64\n4096x4096\n", "s.txt:2: expected MxNxK, three positive integers "
+                                                       "(got '4096x4096')"),
+                             ("8x0x8", "s.txt:1: expected MxNxK, three positive integers (got '8x0x8')"),
+                             ("#\n", "s.txt: no shapes listed")):
+            with self.subTest(bad=bad), self.assertRaises(InputError) as caught:
+                shape_corpus.parse_shape_list(bad, "s.txt")
+            self.assertEqual(str(caught.exception), message)
+
+    def test_waves(self):
+        # 10 at 3072³: 12 × 24 tiles of 128×256 = 144 cluster tiles of 256×256 for 66 clusters.
+        ten = shape_corpus.WAVE_TILES["10_persistent_clusters"]
+        self.assertAlmostEqual(shape_corpus.waves(3072, 3072, ten, 132), 144 / 66)
+        self.assertAlmostEqual(shape_corpus.waves(2048, 2048, ten, 132), 64 / 66)
+        starts = shape_corpus.wave_starts(1024, 4096, ten, 132)
+        self.assertEqual(starts[:3], [(2049, 2), (2817, 3), (3585, 4)])
+        # 04: 128×128 tiles, two blocks per SM: 264 at once; 2048³ is 256 tiles, 2049³ 289.
+        four = shape_corpus.WAVE_TILES["04_outer_product"]
+        self.assertEqual(shape_corpus.wave_starts(2048, 2049, four, 132), [(2049, 2)])
+        self.assertEqual(shape_corpus.wave_starts(1, 128, four, 132), [(1, 1)])
+
+
+class ShapeResultsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = shape_results.load(FIXTURES / "shapes.csv")
+
+    def test_geometric_mean(self):
+        self.assertAlmostEqual(shape_results.geometric_mean([20, 50, 125]), 50.0)
+        self.assertAlmostEqual(shape_results.geometric_mean([4.0]), 4.0)
+        self.assertIsNone(shape_results.geometric_mean([]))
+        with self.assertRaises(ValueError):
+            shape_results.geometric_mean([1.0, 0.0])
+
+    def test_summary(self):
+        summary = {(s["category"], s["engine"]): s for s in shape_results.summarize(self.rows)}
+        ten = summary[("square", "10_persistent_clusters")]
+        self.assertAlmostEqual(ten["geomean_pct"], 50.0)  # 20, 50, 125
+        self.assertEqual((ten["min_pct"], ten["min_row"]["m"]), (20.0, 1024))
+        llm = summary[("llm", "10_persistent_clusters")]
+        self.assertAlmostEqual(llm["geomean_pct"], (80 * 40 * 50 * 160) ** 0.25)
+        failed = summary[("unaligned", "10_persistent_clusters")]  # its one shape failed its check
+        self.assertEqual((failed["passed"], failed["failed"], failed["geomean_pct"]), (0, 1, None))
+        self.assertIn("not installed", summary[("square", "Triton")]["unavailable"])
+        cublas = summary[("square", "cuBLAS GemmEx FP16→FP32")]
+        self.assertAlmostEqual(cublas["geomean_tflops"], (214.748 * 687.195 * 344.101) ** (1 / 3), places=1)
+
+    def test_worst(self):
+        self.assertEqual([(r["m"], r["n"], r["k"]) for r in shape_results.worst(self.rows, "10_persistent_clusters", 3)],
+                         [(1024, 1024, 1024), (16, 4096, 4096), (1, 11008, 4096)])  # two at 50%: smaller M first
+        self.assertEqual(shape_results.worst(self.rows, "Triton"), [])
+
+    def test_category_table(self):
+        table = shape_results.category_table(self.rows)
+        self.assertEqual(table.splitlines(), [
+            "| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix | torch.matmul (FP32 out) | Triton | "
+            "cuBLAS GemmEx FP16→FP32 |",
+            "|---|---:|---:|---:|---:|---:|",
+            "| squares (3) | 50.0% (min 20.0%) | 60.0% (min 60.0%) | 100% (min 100%) | not available | 370 TFLOP/s |",
+            "| LLM layers (4) | 71.1% (min 40.0%) | 90.0% (min 90.0%) | 100% (min 100%) | not available | "
+            "11.6 TFLOP/s |",
+            "| unaligned (1) | FAIL 1 | 30.0% (min 30.0%) | 100% (min 100%) | not available | 137 TFLOP/s |"])
+
+    def test_shapes_markdown(self):
+        text = shape_results.shapes_markdown(self.rows)
+        self.assertIn("GPU: NVIDIA H100 80GB HBM3 (132 SMs) · 2026-11-25 · 8 shapes", text)
+        self.assertIn(shape_results.category_table(self.rows), text)
+        self.assertIn("| squares | 10_persistent_clusters | 3 | 3 | 0 | 50.0% | 20.0% | 1024x1024x1024 | ", text)
+        self.assertIn("**10_persistent_clusters**: 1024x1024x1024 20.0% (squares; 47.7 TFLOP/s), "
+                      "16x4096x4096 40.0% (LLM layers, 7B attn out;", text)
+        self.assertIn("- Triton: not available (Triton is not installed", text)
+        self.assertIn("- Failed checks, left out of the means: 10_persistent_clusters 4096x4096x4097.", text)
+
+    def test_assemble(self):
+        entries = shape_corpus.parse(HEADER + "square,64,64,64,\nllm,1,64,64,x\nsquare,128,128,128,\n", "c.csv")
+
+        def raw(step, shape, cublas_ms, status="PASS", precision="fp16"):
+            m, n, k = shape
+            return {"step": step, "precision": precision, "m": m, "n": n, "k": k, "ms": 1.0, "tflops": 1.0,
+                    "cublas_ms": cublas_ms, "cublas_tflops": 1.0, "pct_cublas": 100 * cublas_ms, "max_abs_err": 0.0,
+                    "err_over_tol": 0.0, "status": status, "adds": "what", "gpu": "G", "sm_count": 132,
+                    "timestamp": "2026-11-25T10:00:00Z"}
+        raws = [raw("10", (64, 64, 64), 0.5), raw("08", (64, 64, 64), 0.7), raw("08", (64, 64, 64), 0.9),
+                raw("08", (1, 64, 64), 0.3), raw("torch.matmul", (64, 64, 64), 0.1)]
+        rows = shape_results.assemble(entries, raws, ["10", "08"], {"torch.matmul": None, "Triton": "no triton"})
+        table = [(r["engine"], r["category"], r["m"], r["check"], r["ms"]) for r in rows]
+        self.assertEqual(table, [
+            ("10", "square", 64, "PASS", 1.0), ("10", "llm", 1, "not run", None), ("10", "square", 128, "not run", None),
+            # A later row replaces an earlier one (08 at 64³: cuBLAS 0.9, not 0.7).
+            ("08", "square", 64, "PASS", 1.0), ("08", "llm", 1, "PASS", 1.0), ("08", "square", 128, "not run", None),
+            # cuBLAS: the median over the steps' rows, the peers' left out.
+            ("cuBLAS GemmEx FP16→FP32", "square", 64, "reference", 0.7),
+            ("cuBLAS GemmEx FP16→FP32", "llm", 1, "reference", 0.3),
+            ("cuBLAS GemmEx FP16→FP32", "square", 128, "not run", None),
+            ("torch.matmul", "square", 64, "PASS", 1.0), ("torch.matmul", "llm", 1, "not run", None),
+            ("torch.matmul", "square", 128, "not run", None),
+            ("Triton", "square", 64, "not available", None), ("Triton", "llm", 1, "not available", None),
+            ("Triton", "square", 128, "not available", None)])
+        with tempfile.TemporaryDirectory() as tmp:  # written and read back unchanged
+            path = Path(tmp) / "shapes.csv"
+            shape_results.write_rows(path, rows)
+            again = shape_results.load(path)
+            self.assertEqual([(r["engine"], r["m"], r["check"], r["ms"]) for r in again],
+                             [(e, m, c, ms) for e, _, m, c, ms in table])
+
+    def test_bad_shapes_csv(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "shapes.csv"
+            header = ",".join(shape_results.COLUMNS)
+            for body, message in (("engine,m\n", "bad header"),
+                                  (header + "\n" + "x,robot,fp16,square,,1,1,1,1,1,1,1,100,0,0,PASS,,g,1,t\n",
+                                   "line 2: column 'kind' must be one of step, cublas, peer"),
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,,1,1,1,100,0,0,PASS,,g,1,t\n",
+                                   "line 2: a measured row needs a positive 'ms'"),
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t\n",
+                                   "line 2: column 'check' must be one of")):
+                path.write_text(body, encoding="utf-8")
+                with self.subTest(message=message), self.assertRaises(InputError) as caught:
+                    shape_results.load(path)
+                self.assertIn(message, str(caught.exception))
+
+    def test_readme_block(self):
+        # README.md's `shapes` block is readme_blocks.py's, rendered from shapes.csv by category_table
+        # (the repository's own README is checked with every other block by test_readme_blocks.py).
+        import readme_blocks
+        with tempfile.TemporaryDirectory() as tmp:
+            shape_results.write_rows(Path(tmp) / "shapes.csv", self.rows)
+            text = readme_blocks.render_block("shapes", readme_blocks.Results(Path(tmp)))
+        self.assertIn(shape_results.category_table(self.rows).strip(), text)
+        self.assertIn("plots/results/shapes.csv", text)
+
+    def test_peer_rows_of_the_worklog_table(self):
+        import results_csv
+        import results_table
+        worklog = results_csv.load_rows(FIXTURES / "worklog.csv")
+        entry = shape_corpus.Entry("worklog", 4096, 4096, 4096, "", 0)
+        raw = {"step": "torch.matmul", "precision": "fp16", "m": 4096, "n": 4096, "k": 4096, "ms": 0.2,
+               "tflops": 687.2, "cublas_ms": 0.19, "cublas_tflops": 723.4, "pct_cublas": 95.0, "max_abs_err": 0.0,
+               "err_over_tol": 0.0, "status": "PASS", "adds": "PyTorch 2.11.0: torch.mm", "gpu": "G",
+               "sm_count": 132, "timestamp": "2026-11-25T10:00:00Z"}
+        rows = shape_results.assemble([entry], [raw], [], {"torch.matmul": None, "Triton": "Triton is not installed"})
+        table = results_table.build_table(worklog, None, rows)
+        self.assertIn("| torch.matmul | PyTorch 2.11.0: torch.mm | FP16→FP32 | 4096×4096×4096 | 0.200 | 687.2 | "
+                      "95.0% | — | PASS |", table)
+        self.assertIn("| Triton | not available: Triton is not installed | FP16→FP32 | 4096×4096×4096 | — | — | — | — "
+                      "| — |", table)
+        lines = table.splitlines()
+        self.assertEqual(lines.index([line for line in lines if line.startswith("| torch.matmul")][0]),
+                         lines.index([line for line in lines if line.startswith("| cuBLAS GemmEx")][0]) + 1)
+        self.assertIn("torch.matmul and Triton are what a reader would use", table)
+
+
+class ChartsTest(unittest.TestCase):
+    def test_charts_on_the_fixture(self):
+        try:
+            import shape_charts
+        except ImportError:
+            self.skipTest("no matplotlib")
+        rows = shape_results.load(FIXTURES / "shapes.csv")
+        with tempfile.TemporaryDirectory() as tmp:
+            written = shape_charts.draw(rows, Path(tmp))
+            self.assertEqual([p.name for p in written], ["shapes_squares.png", "shapes_llm.png"])
+            for path in written:
+                self.assertEqual(path.read_bytes()[:8], PNG_SIGNATURE)
+            # Without squares or LLM rows, no chart.
+            self.assertEqual(shape_charts.draw([r for r in rows if r["category"] == "unaligned"], Path(tmp)), [])
+
+
+class PeersArithmeticTest(unittest.TestCase):
+    def test_error_bound_as_in_gemm_math(self):
+        u = peers.FP32_UNIT_ROUNDOFF
+        self.assertAlmostEqual(peers.comparison_scale(4096, u) / (2 * 4098 * u), 1.0, places=3)
+        self.assertGreater(peers.comparison_scale(4096, peers.TENSOR_CORE_UNIT_ROUNDOFF),
+                           peers.comparison_scale(4096, u))
+        self.assertTrue(math.isinf(peers.gamma_n(1 << 24, u)))
+        # FP16 output: one more rounding, relative to the value, and half a subnormal.
+        self.assertAlmostEqual(peers.fp16_output_tolerance(0.0, -1024.0), 0.5 + 2.0 ** -25)
+
+    def test_timed_rounds(self):
+        self.assertEqual(peers.timed_rounds(5.0, 10, None), 10)
+        self.assertEqual(peers.timed_rounds(5.0, 10, 100.0), 10)
+        self.assertEqual(peers.timed_rounds(30.0, 10, 100.0), 3)
+        self.assertEqual(peers.timed_rounds(400.0, 10, 100.0), 1)
+
+    def test_shape_classes_and_representatives(self):
+        self.assertEqual(peers.shape_class(1, 4096, 4096, 132), "m<=16")
+        self.assertEqual(peers.shape_class(64, 4096, 4096, 132), "m<=64")
+        self.assertEqual(peers.shape_class(256, 28672, 8192, 132), "few tiles")
+        self.assertEqual(peers.shape_class(1024, 1024, 8192, 132), "few tiles")  # 8 × 4 = 32 tiles
+        self.assertEqual(peers.shape_class(4096, 4096, 4096, 132), "large")
+        # 2048³: 16 × 8 = 128 tiles of 128×256, fewer than the 132 SMs.
+        self.assertEqual(peers.shape_class(2048, 2048, 2048, 132), "few tiles")
+        shapes = [(3072, 3072, 3072), (4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (1, 4096, 4096)]
+        self.assertEqual(peers.class_representatives(shapes, 132),
+                         {"large": (4096, 4096, 4096), "m<=16": (1, 4096, 4096)})
+        for cls, candidates in peers.CANDIDATES.items():
+            self.assertTrue(2 <= len(candidates) <= 4, cls)
+
+
+def fake_module_path(root, torch_source=None, triton_source=None):
+    """A folder to put first on PYTHONPATH that holds stand-ins for torch and triton."""
+    folder = root / "fake-modules"
+    folder.mkdir(exist_ok=True)
+    for name, source in (("torch", torch_source), ("triton", triton_source)):
+        if source is not None:
+            (folder / f"{name}.py").write_text(source)
+    return folder
+
+
+class PeersWithoutGpuTest(unittest.TestCase):
+    """peers.py where it cannot run: each way ends with one line and its exit code."""
+
+    def run_peers(self, engine, modules=None, shapes="64x64x64\n"):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / "s.txt").write_text(shapes)
+            env = dict(os.environ)
+            if modules:
+                env["PYTHONPATH"] = str(fake_module_path(root, *modules))
+            done = subprocess.run([sys.executable, str(PLOTS / "peers.py"), "--engine", engine, "--shapes",
+                                   str(root / "s.txt"), "--csv", str(root / "out.csv")],
+                                  capture_output=True, text=True, timeout=60, env=env)
+            self.assertFalse((root / "out.csv").exists())
+            return done.returncode, done.stdout, done.stderr
+
+    def test_no_pytorch(self):
+        code, stdout, stderr = self.run_peers("torch", ("raise ImportError('No module named torch (test)')",))
+        self.assertEqual((code, stdout), (exit_codes.EXIT_TOOL_MISSING, ""))
+        self.assertRegex(stderr, r"^peers: torch.matmul not available: PyTorch is not installed for .* "
+                                 r"\(No module named torch \(test\)\)\n$")
+
+    def test_no_triton(self):
+        torch = "class cuda:\n    @staticmethod\n    def is_available():\n        return True\n"
+        code, _, stderr = self.run_peers("triton", (torch, "raise ImportError('No module named triton (test)')"))
+        self.assertEqual(code, exit_codes.EXIT_TOOL_MISSING)
+        self.assertRegex(stderr, r"^peers: Triton not available: Triton is not installed for .*\n$")
+
+    def test_no_gpu(self):
+        torch = "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n"
+        code, _, stderr = self.run_peers("torch", (torch,))
+        self.assertEqual((code, stderr), (exit_codes.EXIT_NO_DEVICE,
+                                          "peers: torch.matmul not available: PyTorch sees no CUDA device\n"))
+
+    def test_bad_shape_list(self):
+        code, _, stderr = self.run_peers("torch", shapes="64x64x64\n64x64\n")
+        self.assertEqual(code, exit_codes.EXIT_BAD_ARGUMENT)
+        self.assertRegex(stderr, r"^peers: error: .*s.txt:2: expected MxNxK, three positive integers \(got '64x64'\)\n$")
+
+
+SMALL_CORPUS = HEADER + """# a corpus for the tests
+square,256,256,256,
+square,257,257,257,N + 1
+skinny,1024,1024,8192,long K
+llm,1,4096,4096,7B attn out
+llm,16,4096,4096,7B attn out
+llm,1,11008,4096,7B MLP up
+unaligned,4096,4096,4097,K odd
+unaligned,256,256,256,also a square
+"""
+STEPS = ["01_naive", "04_outer_product", "05_wmma", "08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters"]
+
+
+class ShapesModeTest(unittest.TestCase):
+    """run_worklog.py --shapes with fake step executables and a fake peer Python."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.out = self.root / "out"
+        self.corpus = self.root / "corpus.csv"
+        self.corpus.write_text(SMALL_CORPUS)
+        self.readme = self.root / "README.md"  # a checkout's README, for --publish ROOT/plots/results
+        self.readme.write_text("# R\n<!-- BEGIN generated: shapes -->\nold\n<!-- END generated: shapes -->\nend\n")
+        self.peer_python = make_peer_python(self.root)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def calls(self):
+        return (self.root / "calls.log").read_text().splitlines()
+
+    def shapes_run(self, codes, *extra):
+        bin_dir = make_bin_dir(self.root, codes)
+        return run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
+                          *extra, peers=self.peer_python)
+
+    def test_default_steps_cublas_peers_and_publish(self):
+        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--publish", self.root / "plots" / "results")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        # Every step once on a tiny shape (its precision), then the last of each precision, the one
+        # before the last (09, beside 10), and 08.
+        self.assertIn("[probe 1/6] 01_naive 64x64x64\n", stdout)
+        self.assertNotIn("fake 01_naive 64", stdout)  # the probes' own output is not shown
+        self.assertIn("run_worklog: 7 shapes (8 corpus lines, ", stdout)
+        self.assertIn("with 10_persistent_clusters, 09_wgmma_tma, 08_mma_ldmatrix, 04_outer_product, cuBLAS, "
+                      "torch.matmul, Triton", stdout)
+        self.assertIn("[shapes 1/4] 10_persistent_clusters 7 shapes\n", stdout)
+        self.assertIn("[shapes 4/4] 04_outer_product 7 shapes\n", stdout)
+        self.assertIn("[peers 1/2] torch.matmul 7 shapes\n", stdout)
+        self.assertIn("run_worklog: Triton not available: Triton is not installed for fake (no module named "
+                      "'triton')\n", stdout)
+        shape_calls = [c for c in self.calls() if "--shapes" in c]
+        self.assertEqual([c.split()[0] for c in shape_calls],
+                         ["10_persistent_clusters", "09_wgmma_tma", "08_mma_ldmatrix", "04_outer_product"])
+        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --csv", shape_calls[0])
+        peer_calls = (self.root / "peers.log").read_text().splitlines()
+        self.assertEqual(len(peer_calls), 2)
+        self.assertIn("--engine torch --shapes", peer_calls[0])
+        self.assertIn("--warmup 1 --iters 10 --time-cap 100", peer_calls[0])
+        rows = shape_results.load(self.out / "shapes.csv")
+        engines = [e for e, _, _ in shape_results.engines(rows)]
+        self.assertEqual(engines, ["10_persistent_clusters", "09_wgmma_tma", "08_mma_ldmatrix", "04_outer_product", "torch.matmul",
+                                   "Triton", "cuBLAS GemmEx FP16→FP32", "cuBLAS SGEMM"])
+        self.assertEqual(len(rows), 8 * 8)  # every engine × every corpus line
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "Triton"}, {"not available"})
+        torch_rows = [r for r in rows if r["engine"] == "torch.matmul"]
+        self.assertEqual({r["pct_cublas"] for r in torch_rows}, {4.0})
+        markdown = (self.out / "shapes.md").read_text()
+        self.assertIn("| squares (2) |", markdown)
+        self.assertIn("| LLM layers (3) |", markdown)
+        self.assertEqual(sorted(p.name for p in (self.root / "plots" / "results").iterdir()), sorted(
+            __import__("run_worklog").SHAPES_PUBLISHED))
+        self.assertIn(shape_results.category_table(rows), self.readme.read_text())
+        self.assertIn(f"{self.readme}\n", stdout)
+        self.assertIn("run_worklog: done in", stdout)
+
+    def test_chosen_steps_by_number_and_no_peers(self):
+        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--steps", "08,10", "--no-peers")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertNotIn("[probe", stdout)
+        self.assertEqual([c.split()[0] for c in self.calls()], ["10_persistent_clusters", "08_mma_ldmatrix"])
+        self.assertFalse((self.root / "peers.log").exists())
+        rows = shape_results.load(self.out / "shapes.csv")
+        self.assertEqual([e for e, _, _ in shape_results.engines(rows)],
+                         ["10_persistent_clusters", "08_mma_ldmatrix", "cuBLAS GemmEx FP16→FP32"])
+        self.assertIn("not run", {r["check"] for r in rows} | {"not run"})
+        self.assertEqual(self.readme.read_text().count("old"), 1)  # no --publish: README untouched
+
+    def test_unknown_step_and_bad_corpus_exit_2(self):
+        code, _, stderr = self.shapes_run({s: 0 for s in STEPS}, "--steps", "11")
+        self.assertEqual(code, 2)
+        self.assertIn("run_worklog: error: --steps: '11' names no step(s) among 01_naive", stderr)
+        self.corpus.write_text(HEADER + "square,256,256\n")
+        code, stdout, stderr = run_driver("--bin-dir", self.root / "bin", "--out", self.out, "--shapes", self.corpus)
+        self.assertEqual((code, stdout), (2, ""))
+        self.assertEqual(stderr, f"run_worklog: error: bad corpus: {self.corpus}:2: expected 5 fields "
+                                 "(category,m,n,k,label; the label may be empty), got 3\n")
+
+    def test_failed_checks_and_hopper_steps_elsewhere(self):
+        # On a GPU other than Hopper 09 and 10 refuse (exit 4): the last FP16 step is then 08, and
+        # the FP32 one 04; 04 fails a check: the run completes and exits 1.
+        codes = {s: 0 for s in STEPS}
+        codes.update({"09_wgmma_tma": 4, "10_persistent_clusters": 4, "04_outer_product": 1})
+        code, stdout, stderr = self.shapes_run(codes)
+        self.assertEqual(code, 1, stdout + stderr)
+        self.assertIn("run_worklog: skipping 10_persistent_clusters: 10_persistent_clusters needs compute "
+                      "capability 9.0 exactly", stderr)
+        self.assertIn("with 08_mma_ldmatrix, 04_outer_product, cuBLAS", stdout)
+        self.assertIn("run_worklog: 04_outer_product FAILED verification on some shapes; continuing", stderr)
+        self.assertTrue(stderr.rstrip().endswith("run_worklog: FAILED: 04_outer_product (some shapes: shapes.md "
+                                                 "lists them)"))
+        rows = shape_results.load(self.out / "shapes.csv")
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "04_outer_product"}, {"FAIL"})
+        self.assertIn("- Failed checks, left out of the means: 04_outer_product 256x256x256",
+                      (self.out / "shapes.md").read_text())
+
+    def test_the_worklog_table_gains_the_peer_rows(self):
+        bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS})
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64, "--no-sweep",
+                                          peers=self.peer_python)
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("[peers 1/2] torch.matmul 64x64x64\n", stdout)
+        self.assertIn("--warmup 5 --iters 20", (self.root / "peers.log").read_text())
+        table = (self.out / "table.md").read_text()
+        self.assertIn("| torch.matmul | PyTorch 9.9: torch.mm(a, b, out_dtype=torch.float32); against cuBLAS "
+                      "13.1.0 (PyTorch's) | FP16→FP32 | 64×64×64 | 1.00 | 2.00 | 4.0% | — | PASS |", table)
+        self.assertIn("| Triton | not available: Triton is not installed for fake (no module named 'triton') | "
+                      "FP16→FP32 | 64×64×64 | — | — | — | — | — |", table)
+
+    def test_the_worklog_with_this_python_and_no_pytorch(self):
+        # The real peers.py, in a Python where `import torch` fails: rows saying "not available".
+        bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS[:2]})
+        env = dict(os.environ, PYTHONPATH=str(fake_module_path(self.root, "raise ImportError('no torch (test)')")))
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64, "--no-sweep",
+                                          env=env)
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("run_worklog: torch.matmul not available: PyTorch is not installed for ", stdout)
+        table = (self.out / "table.md").read_text()
+        self.assertIn("| torch.matmul | not available: PyTorch is not installed for ", table)
+        self.assertIn("| Triton | not available: PyTorch is not installed for ", table)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+# --- peers.py end to end on stand-ins for PyTorch, cuBLAS and the Triton kernel (NumPy on the CPU) ---
+
+def make_fake_torch(np, wrong=False):
+    """A module with the part of PyTorch that peers.py uses, computing with NumPy; wrong: torch.mm
+    puts a NaN in its result."""
+    import time
+    import types
+
+    class Tensor(np.ndarray):
+        def float(self):
+            return self.astype(np.float32).view(Tensor)
+
+        def abs(self):
+            return np.abs(self).view(Tensor)
+
+        def data_ptr(self):
+            return self.ctypes.data
+
+    def wrap(array):
+        return np.asarray(array).view(Tensor)
+
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0+numpy"
+    torch.float16, torch.float32 = np.dtype(np.float16), np.dtype(np.float32)
+    torch.version = types.SimpleNamespace(cuda="13.0")
+
+    class Generator:
+        def __init__(self, device=None):
+            self.rng = np.random.default_rng(0)
+
+        def manual_seed(self, seed):
+            self.rng = np.random.default_rng(seed)
+
+    def mm(a, b, out_dtype=None):
+        c = a.astype(np.float32) @ b.astype(np.float32)
+        if wrong:
+            c[0, 0] = np.nan
+        return wrap(c.astype(out_dtype or a.dtype))
+
+    torch.Generator = Generator
+    default = Generator()
+    torch.rand = lambda *shape, device=None, dtype=None, generator=None: wrap(
+        (generator or default).rng.random(shape).astype(dtype))
+    torch.empty = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
+    torch.ones = lambda *shape, device=None, dtype=None: wrap(np.ones(shape, dtype))
+    torch.mm = mm
+    torch.matmul = lambda a, b: mm(a, b)
+    torch.where = lambda c, x, y: wrap(np.where(c, x, y))
+    torch.isfinite = lambda x: wrap(np.isfinite(x))
+    torch.full_like = lambda x, v: wrap(np.full_like(x, v))
+    torch.zeros_like = lambda x: wrap(np.zeros_like(x))
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = time.perf_counter()
+
+        def elapsed_time(self, end):
+            return max(1e-3, (end.t - self.t) * 1e3)
+
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: True, set_device=lambda d: None, synchronize=lambda: None, Event=Event,
+        _sleep=lambda cycles: None, current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
+        OutOfMemoryError=MemoryError,
+        get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU", multi_processor_count=132,
+                                                              major=9, minor=0))
+    return torch
+
+
+class FakeCublas:
+    def __init__(self, torch):
+        self.version, self.path = "0.0.0", "fake-libcublas.so"
+
+    def gemm(self, a, b, c):
+        c[...] = a.astype("float32") @ b.astype("float32")
+        return c
+
+
+def make_fake_triton_matmul(np):
+    import types
+    from typing import NamedTuple
+
+    module = types.ModuleType("triton_matmul")
+
+    class Config(NamedTuple):
+        block_m: int
+        block_n: int
+        block_k: int
+        group_m: int
+        warps: int
+        stages: int
+
+    module.Config = Config
+    module.fits = lambda m, n, k: m * n <= 2 ** 31 - 1
+    module.version = lambda: "Triton 0.0 (fake)"
+    module.calls = []
+
+    def gemm(a, b, c, config):
+        module.calls.append(config)
+        c[...] = a.astype(np.float32) @ b.astype(np.float32)
+        return c
+
+    module.gemm = gemm
+    return module
+
+
+class PeersOnStandInsTest(unittest.TestCase):
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no NumPy")
+        self.np = numpy
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.saved = {name: sys.modules.get(name) for name in ("torch", "triton_matmul")}
+        self.cublas = peers.Cublas
+
+    def tearDown(self):
+        for name, module in self.saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+        peers.Cublas = self.cublas
+        self.tmp.cleanup()
+
+    def run_peer(self, engine, shapes, wrong=False, *extra):
+        import contextlib
+        import io
+        sys.modules["torch"] = make_fake_torch(self.np, wrong)
+        sys.modules["triton_matmul"] = make_fake_triton_matmul(self.np)
+        peers.Cublas = FakeCublas
+        (self.root / "s.txt").write_text("".join(f"{m}x{n}x{k}\n" for m, n, k in shapes))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = peers.main(["--engine", engine, "--shapes", str(self.root / "s.txt"), "--csv",
+                               str(self.root / "out.csv"), "--iters", "3", *extra])
+        return code, out.getvalue(), err.getvalue()
+
+    def test_torch_rows_checked_and_timed(self):
+        import results_csv
+        code, stdout, stderr = self.run_peer("torch", [(64, 48, 40), (1, 33, 17)])
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("torch.matmul: PyTorch 0.0+numpy: torch.mm(a, b, out_dtype=torch.float32)", stdout)
+        rows = results_csv.load_rows(self.root / "out.csv")
+        self.assertEqual([(r["step"], r["m"], r["n"], r["k"], r["precision"], r["status"]) for r in rows],
+                         [("torch.matmul", 64, 48, 40, "fp16", "PASS"), ("torch.matmul", 1, 33, 17, "fp16", "PASS")])
+        self.assertIn("against cuBLAS 0.0.0 (PyTorch's)", rows[0]["adds"])
+        self.assertLess(rows[0]["err_over_tol"], 1.0)
+
+    def test_a_nan_fails_the_check(self):
+        code, _, stderr = self.run_peer("torch", [(32, 32, 32)], True)
+        self.assertEqual(code, exit_codes.EXIT_CHECK_FAILED)
+        self.assertIn("peers: error: torch.matmul 32x32x32: check failed: 1 element(s) outside the error bound",
+                      stderr)
+
+    def test_triton_tunes_each_class_once(self):
+        import results_csv
+        code, stdout, stderr = self.run_peer("triton", [(1, 64, 64), (8, 64, 64), (512, 512, 64)], False,
+                                             "--time-cap", "1000")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        tuned = [line for line in stdout.splitlines() if line.startswith("peers: Triton, shapes of class")]
+        self.assertEqual(len(tuned), 2, stdout)  # m<=16 (on 1x64x64, its lower median) and few tiles
+        self.assertIn("shapes of class 'm<=16': ", tuned[0])
+        self.assertIn("(tuned on 1x64x64 among 3", tuned[0])
+        rows = results_csv.load_rows(self.root / "out.csv")
+        self.assertEqual([r["status"] for r in rows], ["PASS"] * 3)
+        self.assertTrue(rows[0]["adds"].startswith("Triton 0.0 (fake): after Triton's matmul tutorial"))
