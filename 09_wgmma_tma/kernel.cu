@@ -46,7 +46,7 @@ struct Config {
   static constexpr int stages = 4;          // 4 × 48 KiB: three slices in flight while one is multiplied
   static constexpr int group_rows = 8;      // grouped block order: tile rows per group, as in 07 and 08
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
-  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (all ≤ 64 Ki)
+  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
 };
 
 // What the configuration implies, and the checks that name the knob at fault.
@@ -68,9 +68,13 @@ struct Layout : Config {
   static_assert(Config::stages >= 2, "stages must be at least 2 for copies to overlap products");
   static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
+  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
+  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
+  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
+  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
   static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <= 65536,
-                "producer_registers and consumer_registers must fit the SM's 64 Ki registers");
+                        Config::consumer_registers * warpgroup_threads * consumers <= launch_registers,
+                "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 
 // ---- Descriptors ----------------------------------------------------------------------------------

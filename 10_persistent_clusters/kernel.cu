@@ -44,7 +44,7 @@ struct Config {
   static constexpr int stages = 4;          // 4 × 48 KiB: three slices in flight while one is multiplied
   static constexpr int group_rows = 8;      // grouped tile order: tile rows per group, as in 07 to 09
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
-  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (all ≤ 64 Ki)
+  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr bool staged_epilogue = true;   // C through shared memory and TMA stores, overlapping the next tile
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
@@ -80,9 +80,13 @@ struct Layout : Config {
   static_assert(Config::cluster_size == 1 || Config::cluster_size == 2, "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
   static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
+  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
+  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
+  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
+  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
   static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <= 65536,
-                "producer_registers and consumer_registers must fit the SM's 64 Ki registers");
+                        Config::consumer_registers * warpgroup_threads * consumers <= launch_registers,
+                "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 
 // ---- Descriptors ----------------------------------------------------------------------------------

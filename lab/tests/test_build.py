@@ -51,7 +51,7 @@ class BuildTest(unittest.TestCase):
     def test_release_of_09_configures_without_the_steps_it_leaves_out(self):
         copy = self.tmp / "copy-09"
         plan = release.release(REPOSITORY, ["09_wgmma_tma"], copy, load_rubric())
-        self.assertEqual(plan.withheld, ["10_persistent_clusters"])
+        self.assertEqual(plan.withheld, [s for s in discover_steps(REPOSITORY) if s > "09_wgmma_tma"])
         build = grading.Build(copy, self.tmp / "copy-09-build", self.tmp / "logs", os.cpu_count() or 2)
         configured = build.configure("copy-09", 1800, ONE_ARCHITECTURE)
         self.assertEqual(configured.code, 0, configured.output[-3000:])

@@ -354,13 +354,13 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         copy = self.tmp / "copy"
         code, out, err = run_lab("release", "--steps", "09", "--out", copy)
         self.assertEqual((code, err), (0, ""))
-        self.assertIn("left out, as later steps: 10_persistent_clusters", out)
+        later = [s for s in discover_steps(REPOSITORY) if s > "09_wgmma_tma"]
+        self.assertIn("left out, as later steps: " + ", ".join(later), out)
         self.assertFalse((copy / ".git").exists())
         self.assertFalse((copy / "lab" / "tests").exists())
         self.assertFalse((copy / "10_persistent_clusters").exists())
         self.assertNotIn("add_worklog_step(10_", (copy / "CMakeLists.txt").read_text())
-        self.assertEqual(json.loads((copy / "lab" / "released.json").read_text())["withheld"],
-                         ["10_persistent_clusters"])
+        self.assertEqual(json.loads((copy / "lab" / "released.json").read_text())["withheld"], later)
         kernel = (copy / "09_wgmma_tma" / "kernel.cu").read_text()
         self.assertIn("// TODO: ", kernel)
         self.assertNotIn("LAB BEGIN", kernel)
