@@ -48,8 +48,6 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 }  // namespace
 
 // No tile of C shares a load: every FMA fetches both operands (reuse 1 × 1).
-WORKLOG_REGISTER_STEP(Step<float>{"01_naive", launch}
-                          .adds("one thread per element of C")
-                          .reuses_tile(1, 1))
+WORKLOG_REGISTER_STEP(Step<float>{"01_naive", launch}.adds("one thread per element of C").reuses_tile(1, 1))
 
 }  // namespace worklog

@@ -9,8 +9,8 @@
 // global loads per FMA drop from 2 to 2/tile (32× fewer at tile = 32): A is read N/tile times in
 // total instead of N times, B M/tile times instead of M. Arithmetic intensity against global memory
 // rises from 0.25 to tile/4 = 8 FLOP/byte
-// (per slice a block loads 2 · 32 · 32 floats, 8 KiB, for 2 · 32³ FLOP). The inner loop now runs out of shared memory: 2 shared
-// loads per FMA, which becomes the next limit (step 03).
+// (per slice a block loads 2 · 32 · 32 floats, 8 KiB, for 2 · 32³ FLOP). The inner loop now runs out of shared memory:
+// 2 shared loads per FMA, which becomes the next limit (step 03).
 //
 // The measured figures, the details and the arithmetic: README.md in this directory.
 
@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
     a_tile[ty][tx] = (ty < rows_left && tx < k_left) ? a[ty * (long long)p.k + k0 + tx] : 0.0f;
     b_tile[ty][tx] = (ty < k_left && tx < cols_left) ? b[(k0 + ty) * (long long)p.n + tx] : 0.0f;
     __syncthreads();  // the tiles are complete before anyone reads them
-    // LAB END
+                      // LAB END
 
     // LAB BEGIN: Add the dot product of row ty of a_tile and column tx of b_tile to acc; the next slice
     // LAB: must not overwrite the tiles while any thread still reads them.
@@ -59,8 +59,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
   }
 
   // Write back.
-  if (ty < rows_left && tx < cols_left)
-    store_c(p.c + (origin.row + ty) * p.n + origin.col + tx, acc, p.alpha, p.beta);
+  if (ty < rows_left && tx < cols_left) store_c(p.c + (origin.row + ty) * p.n + origin.col + tx, acc, p.alpha, p.beta);
 }
 
 constexpr int tile = 32;  // 32 × 32 = 1024 threads, 8 KiB of shared memory per block
@@ -72,8 +71,7 @@ void launch(const GemmProblem<float>& p, cudaStream_t stream) {
 
 }  // namespace
 
-WORKLOG_REGISTER_STEP(Step<float>{"02_block_tiling", launch}
-                          .adds("shared-memory tiles of A and B")
-                          .reuses_tile(tile, tile))
+WORKLOG_REGISTER_STEP(
+    Step<float>{"02_block_tiling", launch}.adds("shared-memory tiles of A and B").reuses_tile(tile, tile))
 
 }  // namespace worklog

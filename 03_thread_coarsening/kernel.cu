@@ -32,9 +32,12 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   constexpr int threads = threads_x * threads_y;
   static_assert(block_tile_m % thread_tile_m == 0, "block_tile_m must be a multiple of thread_tile_m");
   static_assert(block_tile_n % thread_tile_n == 0, "block_tile_n must be a multiple of thread_tile_n");
-  static_assert(threads % 32 == 0 && threads <= 1024, "thread count (block tile / thread tile) must be whole warps, <= 1024");
-  static_assert((block_tile_m * block_tile_k) % threads == 0, "block_tile_m * block_tile_k must divide among the threads");
-  static_assert((block_tile_k * block_tile_n) % threads == 0, "block_tile_k * block_tile_n must divide among the threads");
+  static_assert(threads % 32 == 0 && threads <= 1024,
+                "thread count (block tile / thread tile) must be whole warps, <= 1024");
+  static_assert((block_tile_m * block_tile_k) % threads == 0,
+                "block_tile_m * block_tile_k must divide among the threads");
+  static_assert((block_tile_k * block_tile_n) % threads == 0,
+                "block_tile_k * block_tile_n must divide among the threads");
 
   __shared__ float a_tile[block_tile_m][block_tile_k];
   __shared__ float b_tile[block_tile_k][block_tile_n];

@@ -58,13 +58,14 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   static_assert(block_tile_m % thread_tile_m == 0, "block_tile_m must be a multiple of thread_tile_m");
   static_assert(block_tile_n % thread_tile_n == 0, "block_tile_n must be a multiple of thread_tile_n");
   static_assert(block_tile_k % 4 == 0, "block_tile_k must be a multiple of 4 (float4 loads of A)");
-  static_assert(threads % 32 == 0 && threads <= 1024, "thread count (block tile / thread tile) must be whole warps, <= 1024");
+  static_assert(threads % 32 == 0 && threads <= 1024,
+                "thread count (block tile / thread tile) must be whole warps, <= 1024");
   static_assert(a_pieces >= 1 && a_pieces * 4 * threads == block_tile_m * block_tile_k,
                 "block_tile_m * block_tile_k must be a multiple of 4 * thread count");
   static_assert(b_pieces >= 1 && b_pieces * 4 * threads == block_tile_k * block_tile_n,
                 "block_tile_k * block_tile_n must be a multiple of 4 * thread count");
 
-  __shared__ __align__(16) float a_tile[2][block_tile_k][a_row_pitch];  // a_tile[buf][i][r] = A[row0 + r][k0 + i]
+  __shared__ __align__(16) float a_tile[2][block_tile_k][a_row_pitch];   // a_tile[buf][i][r] = A[row0 + r][k0 + i]
   __shared__ __align__(16) float b_tile[2][block_tile_k][block_tile_n];  // b_tile[buf][i][c] = B[k0 + i][col0 + c]
 
   const TileOrigin origin = block_tile_origin(p.n, block_tile_m, block_tile_n);
@@ -116,8 +117,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   // piece of B into registers, then their outer product into the accumulators.
   float acc[thread_tile_m][thread_tile_n] = {};
   auto multiply_slice = [&](int buf) {
-    // LAB BEGIN: For each k of the slice, load the thread's rows of a_tile[buf] and columns of b_tile[buf]
-    // LAB: (those the write-back gives acc[y][x]) into registers with float4 loads; add their outer product to acc.
+  // LAB BEGIN: For each k of the slice, load the thread's rows of a_tile[buf] and columns of b_tile[buf]
+  // LAB: (those the write-back gives acc[y][x]) into registers with float4 loads; add their outer product to acc.
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i) {
       float a_col[thread_tile_m], b_row[thread_tile_n];

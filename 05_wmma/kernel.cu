@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
 #else
   __shared__ __align__(32) __half a_staging[fragment_elements];  // edge tiles of A and B, zero-padded
   __shared__ __align__(32) __half b_staging[fragment_elements];
-  __shared__ __align__(32) float c_staging[fragment_elements];   // the accumulator on its way to C
+  __shared__ __align__(32) float c_staging[fragment_elements];  // the accumulator on its way to C
 
   const TileOrigin tile = block_tile_origin(p.n, fragment_size, fragment_size);
   const long long rows_left = p.m - tile.row, cols_left = p.n - tile.col;

@@ -75,8 +75,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     // special case over load_fragment() is measured, not cosmetic: routing every fragment through
     // load_fragment(), whose edge path stages and calls __syncwarp, costs about a third of the speed
     // (README.md).
-    const bool interior = a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n &&
-                          k0 + fragment_size <= p.k;
+    const bool interior =
+        a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n && k0 + fragment_size <= p.k;
     if (interior) {
 #pragma unroll
       for (int i = 0; i < fragments_m; ++i)

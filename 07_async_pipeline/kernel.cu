@@ -81,10 +81,12 @@ struct Layout : Config {
   static constexpr int b_chunks_per_row = block_tile_n / chunk_halves;
   static constexpr int a_copies = block_tile_m * a_chunks_per_row / threads;  // 16-byte copies per thread per slice
   static constexpr int b_copies = block_tile_k * b_chunks_per_row / threads;
-  static_assert(a_copies >= 1 && a_copies * threads == block_tile_m * a_chunks_per_row,
-                "block_tile_m * block_tile_k / 8 (16-byte chunks of the A tile) must be a multiple of the thread count");
-  static_assert(b_copies >= 1 && b_copies * threads == block_tile_k * b_chunks_per_row,
-                "block_tile_k * block_tile_n / 8 (16-byte chunks of the B tile) must be a multiple of the thread count");
+  static_assert(
+      a_copies >= 1 && a_copies * threads == block_tile_m * a_chunks_per_row,
+      "block_tile_m * block_tile_k / 8 (16-byte chunks of the A tile) must be a multiple of the thread count");
+  static_assert(
+      b_copies >= 1 && b_copies * threads == block_tile_k * b_chunks_per_row,
+      "block_tile_k * block_tile_n / 8 (16-byte chunks of the B tile) must be a multiple of the thread count");
 
   // Epilogue: each warp stages one row of accumulators (16 × warp_tile_n floats) at a time. The
   // pitch of warp_tile_n + 8 floats (≡ 8 mod 32 banks) keeps the accumulator stores conflict-free.
@@ -280,10 +282,11 @@ template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
     launch_over_tiles<async_pipeline_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
-                                                          Layout<Variant>::threads, Layout<Variant>::shared_bytes, stream);
+                                                          Layout<Variant>::threads, Layout<Variant>::shared_bytes,
+                                                          stream);
   else
-    launch_over_tiles<async_pipeline_gemm<Config, false>>(p, Config::block_tile_m, Config::block_tile_n,
-                                                          Layout<Config>::threads, Layout<Config>::shared_bytes, stream);
+    launch_over_tiles<async_pipeline_gemm<Config, false>>(
+        p, Config::block_tile_m, Config::block_tile_n, Layout<Config>::threads, Layout<Config>::shared_bytes, stream);
 }
 
 // Variants that change one knob (--variant NAME; README.md tabulates them, the GPU tests run them all).

@@ -19,8 +19,8 @@
 // the compiler already loads the second k-step early). Here the first fragments of slice t+1 are
 // loaded right after the barrier while the last k-step of slice t is multiplied, and every k-step's
 // loads run under the previous k-step's products: the tensor cores no longer wait on shared memory.
-// Padding cost 07 16 bytes per shared-memory row; the swizzle costs none. The inner loop is now nothing but ldmatrix and mma.sync: 8 LDSM per 32 HMMA for a 64 × 64
-// warp tile.
+// Padding cost 07 16 bytes per shared-memory row; the swizzle costs none. The inner loop is now nothing but ldmatrix
+// and mma.sync: 8 LDSM per 32 HMMA for a 64 × 64 warp tile.
 //
 // The mma.sync ceiling of the GPU: build/bin/08_mma_ldmatrix_mma_peak measures it (README.md compares).
 // Details and the arithmetic: README.md in this directory.
@@ -83,8 +83,10 @@ struct Layout : Config {
 
   static constexpr int a_chunks_per_row = block_tile_k / chunk_halves;
   static constexpr int b_chunks_per_row = block_tile_n / chunk_halves;
-  static_assert(power_of_two(a_chunks_per_row), "block_tile_k / 8 must be a power of two (the swizzle XORs chunk indices)");
-  static_assert(power_of_two(b_chunks_per_row), "block_tile_n / 8 must be a power of two (the swizzle XORs chunk indices)");
+  static_assert(power_of_two(a_chunks_per_row),
+                "block_tile_k / 8 must be a power of two (the swizzle XORs chunk indices)");
+  static_assert(power_of_two(b_chunks_per_row),
+                "block_tile_n / 8 must be a power of two (the swizzle XORs chunk indices)");
   static constexpr int a_row_bytes = block_tile_k * 2;
   static constexpr int b_row_bytes = block_tile_n * 2;
   static constexpr int a_tile_bytes = block_tile_m * a_row_bytes;
@@ -96,10 +98,12 @@ struct Layout : Config {
 
   static constexpr int a_copies = block_tile_m * a_chunks_per_row / threads;  // 16-byte copies per thread per slice
   static constexpr int b_copies = block_tile_k * b_chunks_per_row / threads;
-  static_assert(a_copies >= 1 && a_copies * threads == block_tile_m * a_chunks_per_row,
-                "block_tile_m * block_tile_k / 8 (16-byte chunks of the A tile) must be a multiple of the thread count");
-  static_assert(b_copies >= 1 && b_copies * threads == block_tile_k * b_chunks_per_row,
-                "block_tile_k * block_tile_n / 8 (16-byte chunks of the B tile) must be a multiple of the thread count");
+  static_assert(
+      a_copies >= 1 && a_copies * threads == block_tile_m * a_chunks_per_row,
+      "block_tile_m * block_tile_k / 8 (16-byte chunks of the A tile) must be a multiple of the thread count");
+  static_assert(
+      b_copies >= 1 && b_copies * threads == block_tile_k * b_chunks_per_row,
+      "block_tile_k * block_tile_n / 8 (16-byte chunks of the B tile) must be a multiple of the thread count");
   static_assert(threads % a_chunks_per_row == 0 && threads % b_chunks_per_row == 0,
                 "the thread count must be a multiple of block_tile_k / 8 and of block_tile_n / 8 "
                 "(each thread copies one chunk column of each tile)");
@@ -181,15 +185,15 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   //     k 0-7/n 8-15, k 8-15/n 8-15 = registers b0b1, b2b3 of B fragment j, then of fragment j+1.
   // The swizzle depends on the row only through row % 8 (swizzle.hpp), so pieces 16 rows further
   // down have the same chunk order: their offsets differ by a constant.
-  unsigned a_offset[k_steps];         // A piece of rows warp_row …+15, k-step s
+  unsigned a_offset[k_steps];           // A piece of rows warp_row …+15, k-step s
   unsigned b_offset[warp_tile_n / 16];  // B piece of k-step 0, columns warp_col + 16·jj …+15
   {
     const int row_in_piece = lane % 16, chunk_in_piece = lane / 16;
 #pragma unroll
     for (int s = 0; s < k_steps; ++s) {
       const int row = warp_row + row_in_piece;
-      a_offset[s] = row * L::a_row_bytes +
-                    swizzled_chunk(row, 2 * s + chunk_in_piece, L::a_chunks_per_row) * swizzle_chunk_bytes;
+      a_offset[s] =
+          row * L::a_row_bytes + swizzled_chunk(row, 2 * s + chunk_in_piece, L::a_chunks_per_row) * swizzle_chunk_bytes;
     }
 #pragma unroll
     for (int jj = 0; jj < warp_tile_n / 16; ++jj) {
@@ -222,8 +226,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   // run right to left (serpentine), so consecutive mma share an operand at the turn.
   float acc[fragments_m][fragments_n][4] = {};
   auto multiply = [&](const WarpFragments& f) {
-    // LAB BEGIN: Add every product f.a[i] × f.b[j] into acc[i][j] with mma_m16n8k16 (odd rows of fragments
-    // LAB: right to left, so that consecutive products share an operand).
+  // LAB BEGIN: Add every product f.a[i] × f.b[j] into acc[i][j] with mma_m16n8k16 (odd rows of fragments
+  // LAB: right to left, so that consecutive products share an operand).
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i)
 #pragma unroll
@@ -323,12 +327,12 @@ template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
     launch_over_tiles<mma_ldmatrix_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
-                                                        Layout<Variant>::threads, Layout<Variant>::shared_bytes, stream);
+                                                        Layout<Variant>::threads, Layout<Variant>::shared_bytes,
+                                                        stream);
   else
-    launch_over_tiles<mma_ldmatrix_gemm<UnalignedConfig, false>>(p, UnalignedConfig::block_tile_m,
-                                                                 UnalignedConfig::block_tile_n,
-                                                                 Layout<UnalignedConfig>::threads,
-                                                                 Layout<UnalignedConfig>::shared_bytes, stream);
+    launch_over_tiles<mma_ldmatrix_gemm<UnalignedConfig, false>>(
+        p, UnalignedConfig::block_tile_m, UnalignedConfig::block_tile_n, Layout<UnalignedConfig>::threads,
+        Layout<UnalignedConfig>::shared_bytes, stream);
 }
 
 // Variants that change one knob (--variant NAME; README.md tabulates them, the GPU tests run them all).

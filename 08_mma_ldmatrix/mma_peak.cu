@@ -26,10 +26,10 @@
 
 namespace {
 
-constexpr int chains = 8;          // independent accumulators per warp
-constexpr int threads = 256;       // 8 warps per block
-constexpr int blocks_per_sm = 4;   // 32 warps per SM, 8 per scheduler
-constexpr int iterations = 8192;   // mma per chain per launch: a few milliseconds
+constexpr int chains = 8;         // independent accumulators per warp
+constexpr int threads = 256;      // 8 warps per block
+constexpr int blocks_per_sm = 4;  // 32 warps per SM, 8 per scheduler
+constexpr int iterations = 8192;  // mma per chain per launch: a few milliseconds
 constexpr double flop_per_mma = 2.0 * 16 * 8 * 16;
 
 __global__ void __launch_bounds__(threads) mma_loop(float* out, int iterations) {

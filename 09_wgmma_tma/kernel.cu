@@ -40,11 +40,11 @@ using namespace hopper;
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md says how each value was chosen.
 struct Config {
-  static constexpr int block_tile_m = 128;  // rows of C per block: one 64-row consumer warpgroup per wgmma_m
-  static constexpr int block_tile_n = 256;  // columns of C per block: the n of the widest wgmma, 256
-  static constexpr int block_tile_k = 64;   // K per stage: one 128-byte swizzled row of A (64 FP16)
-  static constexpr int stages = 4;          // 4 × 48 KiB: three slices in flight while one is multiplied
-  static constexpr int group_rows = 8;      // grouped block order: tile rows per group, as in 07 and 08
+  static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
+  static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
+  static constexpr int block_tile_k = 64;         // K per stage: one 128-byte swizzled row of A (64 FP16)
+  static constexpr int stages = 4;                // 4 × 48 KiB: three slices in flight while one is multiplied
+  static constexpr int group_rows = 8;            // grouped block order: tile rows per group, as in 07 and 08
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
 };
@@ -73,7 +73,8 @@ struct Layout : Config {
   // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
   static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
   static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <= launch_registers,
+                        Config::consumer_registers * warpgroup_threads * consumers <=
+                    launch_registers,
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 
@@ -110,7 +111,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
         matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
     // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
     // 64-column box to the next, the stride one atom of 8 k-rows.
-    const std::uint64_t b_desc = matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
+    const std::uint64_t b_desc =
+        matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
     wgmma_m64n256k16(acc, a_desc, b_desc);
   }
 }
@@ -151,13 +153,15 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[128], cons
 
 // What the watchdog says when a wait never ends (watchdog.cuh).
 struct FullWait {
-  static constexpr WaitSite site{"09_wgmma_tma", "consumer", "full",
-                                "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
-                                "TMA boxes issued?"};
+  static constexpr WaitSite site{
+      "09_wgmma_tma", "consumer", "full",
+      "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
+      "TMA boxes issued?"};
 };
 struct EmptyWait {
-  static constexpr WaitSite site{"09_wgmma_tma", "producer", "empty",
-                                "the stage was never released: does every consumer thread arrive on empty[s], as its count at init says?"};
+  static constexpr WaitSite site{
+      "09_wgmma_tma", "producer", "empty",
+      "the stage was never released: does every consumer thread arrive on empty[s], as its count at init says?"};
 };
 
 template <class Config>
@@ -169,8 +173,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   constexpr int stages = L::stages;
   extern __shared__ unsigned char shared_raw[];
   // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
-  unsigned char* shared = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) & ~std::uintptr_t(swizzle_atom_bytes - 1));
+  unsigned char* shared =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
+                                       ~std::uintptr_t(swizzle_atom_bytes - 1));
   auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
   auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(shared + stages * L::stage_bytes);
@@ -266,12 +271,10 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map =
-      make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map =
-      make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<tile_grid({p.m, p.n, p.k}, L::block_tile_m, L::block_tile_n), L::threads, L::shared_bytes, stream>>>(
       a_map, b_map, p);
   WORKLOG_CHECK_LAUNCH();

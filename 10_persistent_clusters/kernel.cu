@@ -38,11 +38,11 @@ using namespace hopper;
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md says how each value was chosen.
 struct Config {
-  static constexpr int block_tile_m = 128;  // rows of C per block: one 64-row consumer warpgroup per wgmma_m
-  static constexpr int block_tile_n = 256;  // columns of C per block: the n of the widest wgmma, 256
-  static constexpr int block_tile_k = 64;   // K per stage: one 128-byte swizzled row of A (64 FP16)
-  static constexpr int stages = 4;          // 4 × 48 KiB: three slices in flight while one is multiplied
-  static constexpr int group_rows = 8;      // grouped tile order: tile rows per group, as in 07 to 09
+  static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
+  static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
+  static constexpr int block_tile_k = 64;         // K per stage: one 128-byte swizzled row of A (64 FP16)
+  static constexpr int stages = 4;                // 4 × 48 KiB: three slices in flight while one is multiplied
+  static constexpr int group_rows = 8;            // grouped tile order: tile rows per group, as in 07 to 09
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
@@ -63,7 +63,7 @@ struct Layout : Config {
   // The staged write-back: each consumer writes its 64 × 256 FP32 part of C in chunks of 64 rows × 32
   // columns (one 128-byte swizzled row each), through c_buffers buffers of its own.
   static constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
-  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;        // 8 KiB
+  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;       // 8 KiB
   static constexpr int c_staging_bytes = Config::staged_epilogue ? consumers * Config::c_buffers * c_chunk_bytes : 0;
   // Stages, the C staging buffers, then the 2·stages barriers, plus slack to align the start to a
   // swizzle atom.
@@ -77,7 +77,8 @@ struct Layout : Config {
   static_assert(Config::stages >= 2, "stages must be at least 2 for copies to overlap products");
   static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
-  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2, "cluster_size must be 1 or 2 (blocks sharing B)");
+  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2,
+                "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
   static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
   // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
@@ -85,7 +86,8 @@ struct Layout : Config {
   // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
   static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
   static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <= launch_registers,
+                        Config::consumer_registers * warpgroup_threads * consumers <=
+                    launch_registers,
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 
@@ -122,7 +124,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
         matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
     // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
     // 64-column box to the next, the stride one atom of 8 k-rows.
-    const std::uint64_t b_desc = matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
+    const std::uint64_t b_desc =
+        matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
     wgmma_m64n256k16(acc, a_desc, b_desc);
   }
 }
@@ -207,14 +210,16 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128
 
 // What the watchdog says when a wait never ends (watchdog.cuh).
 struct FullWait {
-  static constexpr WaitSite site{"10_persistent_clusters", "consumer", "full",
-                                "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
-                                "TMA boxes issued?"};
+  static constexpr WaitSite site{
+      "10_persistent_clusters", "consumer", "full",
+      "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
+      "TMA boxes issued?"};
 };
 struct EmptyWait {
-  static constexpr WaitSite site{"10_persistent_clusters", "producer", "empty",
-                                "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
-                                "every block, as its count at init says?"};
+  static constexpr WaitSite site{
+      "10_persistent_clusters", "producer", "empty",
+      "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
+      "every block, as its count at init says?"};
 };
 
 template <class Config>
@@ -226,8 +231,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   constexpr int stages = L::stages, cluster_size = L::cluster_size;
   extern __shared__ unsigned char shared_raw[];
   // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
-  unsigned char* shared = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) & ~std::uintptr_t(swizzle_atom_bytes - 1));
+  unsigned char* shared =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
+                                       ~std::uintptr_t(swizzle_atom_bytes - 1));
   auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
   auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
   unsigned char* c_staging = shared + stages * L::stage_bytes;  // 1024-byte aligned, as the swizzle needs
@@ -253,7 +259,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbarrier_init(&full[s], 1);  // the local producer's arrive, plus the bytes of every copy into us
-      mbarrier_init(&empty[s], L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
+      mbarrier_init(&empty[s],
+                    L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
     }
     fence_barrier_init();
   }
@@ -400,12 +407,10 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   const long long cluster_tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
   config.gridDim = dim3(unsigned(std::min<long long>(resident_clusters, cluster_tiles) * L::cluster_size));
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map =
-      make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map =
-      make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
   const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
@@ -429,15 +434,14 @@ struct Clusters : PersistentGrouped {
 
 // One fetch of A and B from global memory serves a cluster's 256 × 256 of C (two blocks sharing B).
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.
-WORKLOG_REGISTER_STEP(
-    Step<__half>{"10_persistent_clusters", launch_config<Config>}
-        .adds("persistent grid, grouped order, 2-block clusters with B multicast, TMA-store epilogue")
-        .reuses_tile(Config::cluster_size * Config::block_tile_m, Config::block_tile_n)
-        .needs_compute_capability(90, 90)
-        .variant("persistent_row_major", "persistent grid, row-major tile order", launch_config<PersistentRowMajor>,
-                 Config::block_tile_m, Config::block_tile_n)
-        .variant("persistent_grouped", "+ grouped tile order", launch_config<PersistentGrouped>, Config::block_tile_m,
-                 Config::block_tile_n)
-        .variant("clusters", "+ 2-block clusters, B multicast", launch_config<Clusters>))
+WORKLOG_REGISTER_STEP(Step<__half>{"10_persistent_clusters", launch_config<Config>}
+                          .adds("persistent grid, grouped order, 2-block clusters with B multicast, TMA-store epilogue")
+                          .reuses_tile(Config::cluster_size* Config::block_tile_m, Config::block_tile_n)
+                          .needs_compute_capability(90, 90)
+                          .variant("persistent_row_major", "persistent grid, row-major tile order",
+                                   launch_config<PersistentRowMajor>, Config::block_tile_m, Config::block_tile_n)
+                          .variant("persistent_grouped", "+ grouped tile order", launch_config<PersistentGrouped>,
+                                   Config::block_tile_m, Config::block_tile_n)
+                          .variant("clusters", "+ 2-block clusters, B multicast", launch_config<Clusters>))
 
 }  // namespace worklog

@@ -56,19 +56,19 @@ enum class Decomposition {
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md says how each value was chosen.
 struct Config {
-  static constexpr int block_tile_m = 128;  // rows of C per block: one 64-row consumer warpgroup per wgmma_m
-  static constexpr int block_tile_n = 256;  // columns of C per block: the n of the widest wgmma, 256
-  static constexpr int block_tile_k = 64;   // K per stage: one 128-byte swizzled row of A (64 FP16)
-  static constexpr int stages = 4;          // 4 × 48 KiB: three slices in flight while one is multiplied
-  static constexpr int group_rows = 8;      // grouped tile order: tile rows per group, as in 07 to 09
+  static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
+  static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
+  static constexpr int block_tile_k = 64;         // K per stage: one 128-byte swizzled row of A (64 FP16)
+  static constexpr int stages = 4;                // 4 × 48 KiB: three slices in flight while one is multiplied
+  static constexpr int group_rows = 8;            // grouped tile order: tile rows per group, as in 07 to 09
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (see Layout)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
   static constexpr Decomposition decomposition = Decomposition::hybrid;
-  static constexpr int split_k = 1;               // parts per tile, for Decomposition::split_k
-  static constexpr int fixup_slices = 16;         // splitting costs a unit about this many k-slices (README.md)
-  static constexpr int fixup_alone_units = 2;     // a tile split among this many units or fewer: fixed up by one of them
+  static constexpr int split_k = 1;            // parts per tile, for Decomposition::split_k
+  static constexpr int fixup_slices = 16;      // splitting costs a unit about this many k-slices (README.md)
+  static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
 };
 
 // What the configuration implies, and the checks that name the knob at fault.
@@ -84,12 +84,12 @@ struct Layout : Config {
   // The staged write-back: each consumer writes its 64 × 256 FP32 part of C in chunks of 64 rows × 32
   // columns (one 128-byte swizzled row each), through c_buffers buffers of its own.
   static constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
-  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;        // 8 KiB
+  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;       // 8 KiB
   static constexpr int c_staging_bytes = consumers * Config::c_buffers * c_chunk_bytes;
   // The fixup: a consumer's partial sum is its 128 accumulators per thread, 64 × 256 FP32 (64 KiB),
   // stored as float4 (i, thread) at i·128 + thread; a chunk of 32 columns is float4s 4c … 4c+3.
-  static constexpr int chunks = wgmma_n / c_chunk_cols;       // 8 chunks per consumer's rows
-  static constexpr int pieces = consumers * chunks;           // 16 pieces of 64 × 32 per block tile
+  static constexpr int chunks = wgmma_n / c_chunk_cols;          // 8 chunks per consumer's rows
+  static constexpr int pieces = consumers * chunks;              // 16 pieces of 64 × 32 per block tile
   static constexpr int partial_float4s = wgmma_m * wgmma_n / 4;  // 4096: 64 KiB
   // Stages, the C staging buffers, then the 2·stages barriers, plus slack to align the start to a
   // swizzle atom.
@@ -103,7 +103,8 @@ struct Layout : Config {
   static_assert(Config::stages >= 2, "stages must be at least 2 for copies to overlap products");
   static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
-  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2, "cluster_size must be 1 or 2 (blocks sharing B)");
+  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2,
+                "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
   static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
   // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
@@ -111,7 +112,8 @@ struct Layout : Config {
   // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
   static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
   static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <= launch_registers,
+                        Config::consumer_registers * warpgroup_threads * consumers <=
+                    launch_registers,
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(Config::decomposition != Decomposition::split_k || Config::split_k >= 2,
                 "split_k must be at least 2 with Decomposition::split_k");
@@ -134,7 +136,8 @@ struct Schedule {
   int split;           // parts per split tile (units = sk_tiles · split); 0: the iterations evenly over the units
   long long q;         // iterations per unit (split: per part)...
   int rem;             // ...and how many units (split: parts of a tile) take one more
-  int slots_per_unit;  // partial sums a unit can leave: 1 in parts, 2 dealt evenly (the tiles a range begins and ends in)
+  int slots_per_unit;  // partial sums a unit can leave: 1 in parts, 2 dealt evenly (the tiles a range begins and ends
+                       // in)
   int alone_units;     // Config::fixup_alone_units
   unsigned epoch;      // this launch's number: the value its flags are set to
   float4* partials;    // workspace: one 64 KiB partial per (slot, block of the cluster, consumer)
@@ -160,8 +163,10 @@ struct Schedule {
     int low = 0, high = units - 1;
     while (low < high) {
       const int middle = (low + high + 1) / 2;
-      if (begin(middle) <= x) low = middle;
-      else high = middle - 1;
+      if (begin(middle) <= x)
+        low = middle;
+      else
+        high = middle - 1;
     }
     return low;
   }
@@ -290,7 +295,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
         matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
     // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
     // 64-column box to the next, the stride one atom of 8 k-rows.
-    const std::uint64_t b_desc = matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
+    const std::uint64_t b_desc =
+        matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
     wgmma_m64n256k16(acc, a_desc, b_desc);
   }
 }
@@ -344,8 +350,8 @@ __device__ __forceinline__ void store_chunk_staged(const float (&v)[16], const G
 // One consumer's whole 64 × 256 result (rows row0 … +63, columns col0 … +255), chunk by chunk.
 template <class L>
 __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128], const GemmProblem<__half>& p,
-                                                          const CUtensorMap& c_map, unsigned char* buffers,
-                                                          int& stored, int consumer, long long row0, long long col0) {
+                                                          const CUtensorMap& c_map, unsigned char* buffers, int& stored,
+                                                          int consumer, long long row0, long long col0) {
 #pragma unroll
   for (int chunk = 0; chunk < L::chunks; ++chunk) {
     float v[16];
@@ -363,24 +369,28 @@ __device__ __forceinline__ void store_partial(const float (&acc)[128], float4* p
   const int t = threadIdx.x % warpgroup_threads;
 #pragma unroll
   for (int i = 0; i < 32; ++i)
-    __stcg(partial + i * warpgroup_threads + t, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+    __stcg(partial + i * warpgroup_threads + t,
+           make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
 }
 
 // What the watchdog says when a wait never ends (watchdog.cuh).
 struct FullWait {
-  static constexpr WaitSite site{"11_stream_k", "consumer", "full",
-                                "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
-                                "TMA boxes issued?"};
+  static constexpr WaitSite site{
+      "11_stream_k", "consumer", "full",
+      "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
+      "TMA boxes issued?"};
 };
 struct EmptyWait {
-  static constexpr WaitSite site{"11_stream_k", "producer", "empty",
-                                "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
-                                "every block, as its count at init says?"};
+  static constexpr WaitSite site{
+      "11_stream_k", "producer", "empty",
+      "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
+      "every block, as its count at init says?"};
 };
 struct FlagWait {
-  static constexpr WaitSite site{"11_stream_k", "consumer", "flags",
-                                "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
-                                "does every unit publish its partials before it waits for others', are all clusters resident?"};
+  static constexpr WaitSite site{
+      "11_stream_k", "consumer", "flags",
+      "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
+      "does every unit publish its partials before it waits for others', are all clusters resident?"};
 };
 
 // Where the partial of (slot, block `rank` of the cluster, consumer `half`) and its flag live.
@@ -401,8 +411,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   constexpr int stages = L::stages, cluster_size = L::cluster_size;
   extern __shared__ unsigned char shared_raw[];
   // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
-  unsigned char* shared = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) & ~std::uintptr_t(swizzle_atom_bytes - 1));
+  unsigned char* shared =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
+                                       ~std::uintptr_t(swizzle_atom_bytes - 1));
   auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
   auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
   unsigned char* c_staging = shared + stages * L::stage_bytes;  // 1024-byte aligned, as the swizzle needs
@@ -425,7 +436,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
-      mbarrier_init(&empty[stage], L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
+      mbarrier_init(&empty[stage],
+                    L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
     }
     fence_barrier_init();
   }
@@ -462,8 +474,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
               tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
                                     int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
             else
-              tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
-                          int(origin.col) + j * swizzle_halves, k0);
+              tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
+                          k0);
           }
         }
       }
@@ -487,7 +499,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         }
       }
     };
-    auto partial = [&](int slot, int half) { return s.partials + partial_index<L>(slot, rank, half) * L::partial_float4s; };
+    auto partial = [&](int slot, int half) {
+      return s.partials + partial_index<L>(slot, rank, half) * L::partial_float4s;
+    };
     auto flag = [&](int slot, int half) { return s.flags + partial_index<L>(slot, rank, half); };
     // Publishes this consumer's partials stored since the last call (`pending`, bit b: the unit's
     // slot of type b, Schedule::slot): every thread's stores, then the flags (release).
@@ -705,15 +719,19 @@ Division divide(long long tiles, int k_tiles, int clusters) {
   const long long waves = tiles / clusters, remainder = tiles % clusters;
   constexpr long long fixup = Variant::fixup_slices;
   switch (Variant::decomposition) {
-    case Decomposition::data_parallel: return {0, 0};
-    case Decomposition::stream_k: return {tiles, 0};
-    case Decomposition::split_k: return {tiles, std::min(Variant::split_k, k_tiles)};
+    case Decomposition::data_parallel:
+      return {0, 0};
+    case Decomposition::stream_k:
+      return {tiles, 0};
+    case Decomposition::split_k:
+      return {tiles, std::min(Variant::split_k, k_tiles)};
     case Decomposition::hybrid_even:
       // The rule first tried: the r remaining tiles plus one full wave, their iterations evenly over
       // the G units (each between one and two tiles' worth), when that saves k·(G − r)/G slices.
       if (remainder == 0 || k_tiles * (clusters - remainder) <= fixup * clusters) return {0, 0};
       return {waves >= 1 ? remainder + clusters : remainder, 0};
-    case Decomposition::hybrid: break;
+    case Decomposition::hybrid:
+      break;
   }
   if (remainder == 0) return {0, 0};
   const int parts = int(std::min<long long>(clusters / remainder, k_tiles));
@@ -811,12 +829,10 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   cudaLaunchConfig_t config = launch_configuration<Variant>(cluster, stream);
   config.gridDim = dim3(unsigned(plan.clusters * L::cluster_size));
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map =
-      make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map =
-      make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k, swizzle_halves,
-                         CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
   const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
@@ -857,8 +873,9 @@ struct NoCluster : Config {
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.
 WORKLOG_REGISTER_STEP(
     Step<__half>{"11_stream_k", launch_config<Config>}
-        .adds("stream-K: whole waves data-parallel, the remaining tiles in k-parts over all clusters, fixed-order fixup")
-        .reuses_tile(Config::cluster_size * Config::block_tile_m, Config::block_tile_n)
+        .adds(
+            "stream-K: whole waves data-parallel, the remaining tiles in k-parts over all clusters, fixed-order fixup")
+        .reuses_tile(Config::cluster_size* Config::block_tile_m, Config::block_tile_n)
         .needs_compute_capability(90, 90)
         .needs_workspace(workspace_bytes<Config>)
         .variant("data_parallel", "whole tiles only (10's schedule)", launch_config<DataParallel>,

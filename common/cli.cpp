@@ -43,7 +43,8 @@ std::uint64_t parse_seed(const std::string& text) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || text[0] == '-') fail("--seed expects a non-negative integer (got '" + text + "')");
+  if (text.empty() || *end != '\0' || text[0] == '-')
+    fail("--seed expects a non-negative integer (got '" + text + "')");
   if (errno == ERANGE) fail("--seed must fit in 64 bits (got '" + text + "')");
   return value;
 }
@@ -54,7 +55,8 @@ double parse_ms(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0') fail(flag + " expects a number of milliseconds (got '" + text + "')");
-  if (errno == ERANGE || !std::isfinite(value) || value <= 0) fail(flag + " must be positive and finite (got '" + text + "')");
+  if (errno == ERANGE || !std::isfinite(value) || value <= 0)
+    fail(flag + " must be positive and finite (got '" + text + "')");
   return value;
 }
 
@@ -65,37 +67,60 @@ Options parse_options(const std::vector<std::string>& args) {
   using Setter = std::function<void(const std::string& flag, const std::string& value)>;
   bool shape_given = false;  // --m, --n or --k: not with --shapes
   const std::map<std::string, Setter> valued = {
-      {"--m", [&](auto& f, auto& v) { o.shape.m = parse_int(f, v, 1); shape_given = true; }},
-      {"--n", [&](auto& f, auto& v) { o.shape.n = parse_int(f, v, 1); shape_given = true; }},
-      {"--k", [&](auto& f, auto& v) { o.shape.k = parse_int(f, v, 1); shape_given = true; }},
+      {"--m",
+       [&](auto& f, auto& v) {
+         o.shape.m = parse_int(f, v, 1);
+         shape_given = true;
+       }},
+      {"--n",
+       [&](auto& f, auto& v) {
+         o.shape.n = parse_int(f, v, 1);
+         shape_given = true;
+       }},
+      {"--k",
+       [&](auto& f, auto& v) {
+         o.shape.k = parse_int(f, v, 1);
+         shape_given = true;
+       }},
       {"--alpha", [&](auto& f, auto& v) { o.alpha = parse_float(f, v); }},
       {"--beta", [&](auto& f, auto& v) { o.beta = parse_float(f, v); }},
       {"--warmup", [&](auto& f, auto& v) { o.warmup = parse_int(f, v, 0); }},
       {"--iters", [&](auto& f, auto& v) { o.iters = parse_int(f, v, 1); }},
       {"--seed", [&](auto&, auto& v) { o.seed = parse_seed(v); }},
       {"--device", [&](auto& f, auto& v) { o.device = parse_int(f, v, 0); }},
-      {"--variant", [&](auto& f, auto& v) {
+      {"--variant",
+       [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a variant name");
          o.variant = v;
        }},
-      {"--initial-c", [&](auto& f, auto& v) {
-         if (v == "random") o.initial_c = InitialC::random;
-         else if (v == "nan") o.initial_c = InitialC::nan;
-         else fail(f + " expects 'random' or 'nan' (got '" + v + "')");
+      {"--initial-c",
+       [&](auto& f, auto& v) {
+         if (v == "random")
+           o.initial_c = InitialC::random;
+         else if (v == "nan")
+           o.initial_c = InitialC::nan;
+         else
+           fail(f + " expects 'random' or 'nan' (got '" + v + "')");
        }},
-      {"--csv", [&](auto& f, auto& v) {
+      {"--csv",
+       [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a file name");
          o.csv_path = v;
        }},
-      {"--shapes", [&](auto& f, auto& v) {
+      {"--shapes",
+       [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a file name");
          o.shapes_path = v;
        }},
       {"--time-cap", [&](auto& f, auto& v) { o.time_cap_ms = parse_ms(f, v); }},
-      {"--profile", [&](auto& f, auto& v) {
-         if (v == "step") o.profile = ProfileTarget::step;
-         else if (v == "cublas") o.profile = ProfileTarget::cublas;
-         else fail(f + " expects 'step' or 'cublas' (got '" + v + "')");
+      {"--profile",
+       [&](auto& f, auto& v) {
+         if (v == "step")
+           o.profile = ProfileTarget::step;
+         else if (v == "cublas")
+           o.profile = ProfileTarget::cublas;
+         else
+           fail(f + " expects 'step' or 'cublas' (got '" + v + "')");
        }},
   };
   for (std::size_t i = 0; i < args.size(); ++i) {

@@ -28,7 +28,7 @@ struct Options {
   int iters = 20;
   std::uint64_t seed = 2024;
   bool check = true;
-  bool cublas = true;  // false: no cuBLAS at all (no check, no baseline), for the sanitizer runs
+  bool cublas = true;    // false: no cuBLAS at all (no check, no baseline), for the sanitizer runs
   std::string csv_path;  // empty: no CSV row
   int device = 0;
   std::string variant;  // empty: the step itself; else one of its registered variants (step.hpp)

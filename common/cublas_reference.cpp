@@ -13,9 +13,16 @@ CublasHandle::~CublasHandle() { cublasDestroy(handle_); }
 
 namespace {
 
-template <class Input> constexpr cudaDataType_t cuda_type();
-template <> constexpr cudaDataType_t cuda_type<float>() { return CUDA_R_32F; }
-template <> constexpr cudaDataType_t cuda_type<__half>() { return CUDA_R_16F; }
+template <class Input>
+constexpr cudaDataType_t cuda_type();
+template <>
+constexpr cudaDataType_t cuda_type<float>() {
+  return CUDA_R_32F;
+}
+template <>
+constexpr cudaDataType_t cuda_type<__half>() {
+  return CUDA_R_16F;
+}
 
 }  // namespace
 

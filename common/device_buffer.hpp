@@ -22,7 +22,8 @@ class DeviceBuffer {
     const cudaError_t status = cudaMalloc(&data_, count * sizeof(T));
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // clear it: the process goes on to report and exit cleanly
-      throw Failure{exit_does_not_fit, "cudaMalloc of " + std::to_string(count * sizeof(T)) + " bytes failed: out of device memory"};
+      throw Failure{exit_does_not_fit,
+                    "cudaMalloc of " + std::to_string(count * sizeof(T)) + " bytes failed: out of device memory"};
     }
     CUDA_CHECK(status);
   }

@@ -20,10 +20,10 @@ std::optional<Failure> no_cuda_device(int* device_count) {
   cudaDriverGetVersion(&driver);  // 0 when no driver library can be loaded
   cudaRuntimeGetVersion(&runtime);
   const DeviceCount kind = status == cudaSuccess || status == cudaErrorNoDevice ? DeviceCount::none
-                           : status == cudaErrorInsufficientDriver            ? DeviceCount::insufficient_driver
-                                                                               : DeviceCount::other_error;
-  return Failure{exit_no_device,
-                 no_device_reason(kind, driver, runtime, cudaGetErrorString(status), std::getenv("CUDA_VISIBLE_DEVICES"))};
+                           : status == cudaErrorInsufficientDriver              ? DeviceCount::insufficient_driver
+                                                                                : DeviceCount::other_error;
+  return Failure{exit_no_device, no_device_reason(kind, driver, runtime, cudaGetErrorString(status),
+                                                  std::getenv("CUDA_VISIBLE_DEVICES"))};
 }
 
 cudaDeviceProp select_device(int index) {
@@ -60,8 +60,8 @@ std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDevice
   const std::string needed = highest == 0        ? dotted(lowest) + " or newer"
                              : highest == lowest ? dotted(lowest) + " exactly"
                                                  : dotted(lowest) + " to " + dotted(highest);
-  return Failure{exit_unsupported_gpu, step.name + " needs compute capability " + needed + "; " +
-                                           prop.name + " is " + dotted(cc)};
+  return Failure{exit_unsupported_gpu,
+                 step.name + " needs compute capability " + needed + "; " + prop.name + " is " + dotted(cc)};
 }
 
 // The two input types the worklog uses.

@@ -1,8 +1,7 @@
-#include "gemm_data.hpp"
-
 #include <cstring>
 
 #include "cublas_reference.hpp"
+#include "gemm_data.hpp"
 #include "kernel_utils.cuh"
 #include "precision_traits.hpp"
 
@@ -27,18 +26,21 @@ __device__ float uniform_pm1(std::uint64_t seed, std::uint64_t stream, std::uint
 
 template <class T>
 __global__ void fill_uniform(T* x, std::size_t count, std::uint64_t seed, std::uint64_t stream) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = T(uniform_pm1(seed, stream, i));
 }
 
 __global__ void fill_nan(float* x, std::size_t count) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = __int_as_float(0x7fc00000);
 }
 
 template <class T>
 __global__ void absolute_values(T* dst, const T* src, std::size_t count) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
     dst[i] = src[i] < T(0.0f) ? T(-float(src[i])) : src[i];
 }
 
@@ -46,15 +48,16 @@ __global__ void absolute_values(T* dst, const T* src, std::size_t count) {
 
 struct CheckCounters {
   unsigned long long bad_count;
-  unsigned long long first_bad;    // smallest failing linear index
-  unsigned int max_abs_err_bits;   // non-negative floats order like their bit patterns
+  unsigned long long first_bad;   // smallest failing linear index
+  unsigned int max_abs_err_bits;  // non-negative floats order like their bit patterns
   unsigned int err_over_tol_bits;
 };
 
 __global__ void compare(const float* c, const float* reference, const float* bound, const float* c_initial,
                         std::size_t count, float alpha, float beta, double scale, CheckCounters* out) {
   float max_err = 0.0f, max_ratio = 0.0f;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const double tolerance = element_tolerance(scale, alpha, beta, bound[i], c_initial[i]);
     const bool ok = within_tolerance(c[i], reference[i], tolerance);
     const float err = isfinite(c[i]) ? fabsf(c[i] - reference[i]) : INFINITY;
@@ -112,7 +115,8 @@ GemmData<Input>::GemmData(Shape shape, std::uint64_t seed, InitialC initial_c, b
 
 template <class Input>
 GemmProblem<Input> GemmData<Input>::problem(float alpha, float beta) const {
-  return {shape_.m, shape_.n, shape_.k, alpha, beta, a_.data(), b_.data(), c_.data(), workspace_.data(), workspace_.size()};
+  return {shape_.m,  shape_.n,          shape_.k,         alpha, beta, a_.data(), b_.data(),
+          c_.data(), workspace_.data(), workspace_.size()};
 }
 
 template <class Input>
@@ -135,7 +139,8 @@ void GemmData<Input>::compute_reference(cublasHandle_t handle, float alpha, floa
   WORKLOG_CHECK_LAUNCH();
   absolute_values<<<fill_blocks, fill_threads>>>(abs_b.data(), b_.data(), b_.size());
   WORKLOG_CHECK_LAUNCH();
-  cublas_gemm(handle, GemmProblem<Input>{shape_.m, shape_.n, shape_.k, 1.0f, 0.0f, abs_a.data(), abs_b.data(), bound_.data()});
+  cublas_gemm(handle,
+              GemmProblem<Input>{shape_.m, shape_.n, shape_.k, 1.0f, 0.0f, abs_a.data(), abs_b.data(), bound_.data()});
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -169,13 +174,21 @@ CheckResult GemmData<Input>::check(float alpha, float beta) const {
 }
 
 template <class Input>
-std::vector<float> GemmData<Input>::host_a() const { return to_host(a_); }
+std::vector<float> GemmData<Input>::host_a() const {
+  return to_host(a_);
+}
 template <class Input>
-std::vector<float> GemmData<Input>::host_b() const { return to_host(b_); }
+std::vector<float> GemmData<Input>::host_b() const {
+  return to_host(b_);
+}
 template <class Input>
-std::vector<float> GemmData<Input>::host_initial_c() const { return to_host(c_initial_); }
+std::vector<float> GemmData<Input>::host_initial_c() const {
+  return to_host(c_initial_);
+}
 template <class Input>
-std::vector<float> GemmData<Input>::host_output() const { return to_host(c_); }
+std::vector<float> GemmData<Input>::host_output() const {
+  return to_host(c_);
+}
 
 // The two input types the worklog uses.
 template class GemmData<float>;

@@ -18,7 +18,7 @@ namespace worklog {
 struct CheckResult {
   bool pass = false;
   std::uint64_t bad_count = 0;
-  double max_abs_err = 0;  // max over elements of |C − C_ref| (Inf when an element is NaN/Inf)
+  double max_abs_err = 0;   // max over elements of |C − C_ref| (Inf when an element is NaN/Inf)
   double err_over_tol = 0;  // max over elements of |C − C_ref| / tolerance
   long long first_bad_row = -1, first_bad_col = -1;  // smallest linear index that failed
   float expected = 0, obtained = 0;                  // at that element

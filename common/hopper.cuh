@@ -21,7 +21,7 @@
 namespace worklog::hopper {
 
 // The shapes of the instructions below.
-constexpr int warpgroup_threads = 128;                     // 4 warps issue one wgmma together
+constexpr int warpgroup_threads = 128;                    // 4 warps issue one wgmma together
 constexpr int wgmma_m = 64, wgmma_n = 256, wgmma_k = 16;  // one wgmma.m64n256k16
 // The 128-byte swizzle of TMA and wgmma: rows of 128 bytes in atoms of 8 rows (1024 bytes, aligned
 // to 1024), the 16-byte chunk c of row r stored at chunk c ^ (r % 8): swizzled_chunk(r, c, 8) of
@@ -41,7 +41,9 @@ __device__ __forceinline__ std::uint32_t cluster_rank() {
 
 // Every thread of every block of the cluster arrives (release: its earlier writes, barrier
 // initialisations included, become visible to the cluster)...
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
 // ...and waits until all have arrived (acquire).
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 
@@ -155,14 +157,12 @@ __device__ __forceinline__ void tma_load_2d(void* destination, const CUtensorMap
 
 // The same copy, delivered to the same shared-memory offset (and barrier offset) in every block of
 // the cluster whose bit is set in `block_mask`: one read of global memory feeds several blocks.
-__device__ __forceinline__ void tma_load_2d_multicast(void* destination, const CUtensorMap& map,
-                                                      std::uint64_t* barrier, int inner, int outer,
-                                                      std::uint16_t block_mask) {
+__device__ __forceinline__ void tma_load_2d_multicast(void* destination, const CUtensorMap& map, std::uint64_t* barrier,
+                                                      int inner, int outer, std::uint16_t block_mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(shared_address(destination)),
-      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)),
-      "h"(block_mask)
+      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(inner), "r"(outer), "r"(shared_address(barrier)), "h"(block_mask)
       : "memory");
 }
 
@@ -232,8 +232,9 @@ __device__ __forceinline__ void fence_registers(float (&values)[count]) {
 // which element of D: the comment on store_accumulators in step 09's kernel.cu.
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t a_descriptor,
                                                  std::uint64_t b_descriptor) {
-#define WORKLOG_D8(i) \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WORKLOG_D8(i)                                                                                         \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
   asm volatile(
       "{\n"
       ".reg .pred accumulate;\n"
@@ -249,9 +250,9 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127},\n"
       "%128, %129, accumulate, 1, 1, 0, 1;\n"
       "}"
-      : WORKLOG_D8(0), WORKLOG_D8(8), WORKLOG_D8(16), WORKLOG_D8(24), WORKLOG_D8(32), WORKLOG_D8(40),
-        WORKLOG_D8(48), WORKLOG_D8(56), WORKLOG_D8(64), WORKLOG_D8(72), WORKLOG_D8(80), WORKLOG_D8(88),
-        WORKLOG_D8(96), WORKLOG_D8(104), WORKLOG_D8(112), WORKLOG_D8(120)
+      : WORKLOG_D8(0), WORKLOG_D8(8), WORKLOG_D8(16), WORKLOG_D8(24), WORKLOG_D8(32), WORKLOG_D8(40), WORKLOG_D8(48),
+        WORKLOG_D8(56), WORKLOG_D8(64), WORKLOG_D8(72), WORKLOG_D8(80), WORKLOG_D8(88), WORKLOG_D8(96), WORKLOG_D8(104),
+        WORKLOG_D8(112), WORKLOG_D8(120)
       : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
       : "memory");
 #undef WORKLOG_D8

@@ -20,8 +20,8 @@ std::string no_device_reason(DeviceCount count, int driver_version, int runtime_
            " or newer, or build with a CUDA Toolkit the driver supports";
   if (count == DeviceCount::none) {
     if (visible_devices != nullptr)
-      return "no CUDA device found (the NVIDIA driver is loaded; CUDA_VISIBLE_DEVICES='" + std::string(visible_devices) +
-             "' may hide the GPUs)";
+      return "no CUDA device found (the NVIDIA driver is loaded; CUDA_VISIBLE_DEVICES='" +
+             std::string(visible_devices) + "' may hide the GPUs)";
     return "no CUDA device found (the NVIDIA driver is loaded but reports no GPU)";
   }
   return "no usable CUDA device (the NVIDIA driver is loaded but does not start: " + error_text + ")";

@@ -8,13 +8,27 @@
 
 namespace worklog {
 
-template <class Input> constexpr const char* precision_name();
-template <> constexpr const char* precision_name<float>() { return "fp32"; }
-template <> constexpr const char* precision_name<__half>() { return "fp16"; }
+template <class Input>
+constexpr const char* precision_name();
+template <>
+constexpr const char* precision_name<float>() {
+  return "fp32";
+}
+template <>
+constexpr const char* precision_name<__half>() {
+  return "fp16";
+}
 
 // Unit roundoff of the FP32 accumulation that each precision's kernels (and cuBLAS) perform.
-template <class Input> constexpr double accumulation_unit_roundoff();
-template <> constexpr double accumulation_unit_roundoff<float>() { return fp32_unit_roundoff; }
-template <> constexpr double accumulation_unit_roundoff<__half>() { return tensor_core_fp32_unit_roundoff; }
+template <class Input>
+constexpr double accumulation_unit_roundoff();
+template <>
+constexpr double accumulation_unit_roundoff<float>() {
+  return fp32_unit_roundoff;
+}
+template <>
+constexpr double accumulation_unit_roundoff<__half>() {
+  return tensor_core_fp32_unit_roundoff;
+}
 
 }  // namespace worklog

@@ -57,17 +57,17 @@ std::optional<std::string> csv_output_problem(const std::string& path) {
   return std::nullopt;
 }
 
-void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds,
-                const char* precision, const Options& o, const Measurement& r) {
+void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds, const char* precision,
+                const Options& o, const Measurement& r) {
   std::FILE* csv = std::fopen(path.c_str(), "a");
-  if (!csv)
-    throw Failure{exit_bad_argument, "cannot open --csv file '" + path + "': " + std::strerror(errno)};
+  if (!csv) throw Failure{exit_bad_argument, "cannot open --csv file '" + path + "': " + std::strerror(errno)};
   std::fseek(csv, 0, SEEK_END);
   if (std::ftell(csv) == 0)
-    std::fputs("timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,step,adds,precision,m,n,k,alpha,beta,"
-               "ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_abs_err,err_over_tol,global_bytes,status,"
-               "bad_count,first_bad_row,first_bad_col,expected,obtained\n",
-               csv);
+    std::fputs(
+        "timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,step,adds,precision,m,n,k,alpha,beta,"
+        "ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_abs_err,err_over_tol,global_bytes,status,"
+        "bad_count,first_bad_row,first_bad_col,expected,obtained\n",
+        csv);
   const double flops = gemm_flops(o.shape);
   std::ostringstream row;
   row.precision(6);
@@ -75,15 +75,21 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
       << info.runtime << ',' << info.driver << ',' << step << ',' << quoted(adds) << ',' << precision << ','
       << o.shape.m << ',' << o.shape.n << ',' << o.shape.k << ',' << o.alpha << ',' << o.beta << ',' << r.ms << ','
       << flops / r.ms / 1e9 << ',';
-  if (r.cublas_ms > 0) row << r.cublas_ms << ',' << flops / r.cublas_ms / 1e9 << ',' << 100.0 * r.cublas_ms / r.ms << ',';
-  else row << ",,,";
-  if (r.checked) row << r.check.max_abs_err << ',' << r.check.err_over_tol;
-  else row << ',';
+  if (r.cublas_ms > 0)
+    row << r.cublas_ms << ',' << flops / r.cublas_ms / 1e9 << ',' << 100.0 * r.cublas_ms / r.ms << ',';
+  else
+    row << ",,,";
+  if (r.checked)
+    row << r.check.max_abs_err << ',' << r.check.err_over_tol;
+  else
+    row << ',';
   row << ',' << std::llround(r.global_bytes) << ',' << status_text(r);
   // The check's verdict for programs (lab/lab.py grade reads these, not the message on stderr):
   // how many elements are outside the bound, and the first of them, with the two values there.
-  if (!r.checked) row << ",,,,,";
-  else if (r.check.bad_count == 0) row << ",0,,,,";
+  if (!r.checked)
+    row << ",,,,,";
+  else if (r.check.bad_count == 0)
+    row << ",0,,,,";
   else {
     row << ',' << r.check.bad_count << ',' << r.check.first_bad_row << ',' << r.check.first_bad_col << ',';
     row.precision(9);
@@ -93,15 +99,17 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
   const bool written = std::fputs(row.str().c_str(), csv) >= 0 && std::fflush(csv) == 0;
   const int write_errno = errno;
   std::fclose(csv);
-  if (!written) throw Failure{exit_bad_argument, "cannot write --csv file '" + path + "': " + std::strerror(write_errno)};
+  if (!written)
+    throw Failure{exit_bad_argument, "cannot write --csv file '" + path + "': " + std::strerror(write_errno)};
 }
 
 void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header) {
   const double flops = gemm_flops(o.shape);
-  const std::string size = std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
+  const std::string size =
+      std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
   if (header)
-    std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms", "TFLOP/s",
-                "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");
+    std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms",
+                "TFLOP/s", "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");
   char err[32] = "-", ratio[32] = "-", cublas_ms[32] = "-", pct[32] = "-";
   if (r.cublas_ms > 0) {
     std::snprintf(cublas_ms, sizeof cublas_ms, "%.4f", r.cublas_ms);

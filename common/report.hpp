@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "cli.hpp"        // Options
+#include "cli.hpp"  // Options
 #include "failure.hpp"
 #include "gemm_data.hpp"  // CheckResult
 
@@ -35,8 +35,8 @@ struct Measurement {
 std::optional<std::string> csv_output_problem(const std::string& path);
 // Appends the run's row to `path`, with the header first when the file is new or empty: the file
 // is created here, once there is a row to write. Throws Failure (exit_bad_argument) when it cannot.
-void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds,
-                const char* precision, const Options& o, const Measurement& r);
+void append_csv(const std::string& path, const RunInfo& info, const char* step, const char* adds, const char* precision,
+                const Options& o, const Measurement& r);
 // The result line on stdout, after the line of column names when `header` (a --shapes run prints
 // that once).
 void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header);

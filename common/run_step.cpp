@@ -1,7 +1,7 @@
 #include "run_step.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <optional>

@@ -61,14 +61,17 @@ struct Step {
   // Tile of C over which one fetch of A and B from global memory is shared: used by
   // modeled_global_bytes() for the roofline, and explained in the step's README.
   int reuse_rows = 1, reuse_cols = 1;
-  int min_compute_capability = 0;  // e.g. 70 for WMMA; 0 when any CUDA GPU will do
-  int max_compute_capability = 0;  // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
+  int min_compute_capability = 0;     // e.g. 70 for WMMA; 0 when any CUDA GPU will do
+  int max_compute_capability = 0;     // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
   WorkspaceSize workspace = nullptr;  // nullptr: no workspace
-  std::vector<Step> variants;      // named "<step>/<variant>"; empty for a variant itself
+  std::vector<Step> variants;         // named "<step>/<variant>"; empty for a variant itself
 
   Step(std::string step_name, Launcher<Input> launcher) : name(std::move(step_name)), launch(launcher) {}
 
-  Step adds(const char* what) && { description = what; return std::move(*this); }
+  Step adds(const char* what) && {
+    description = what;
+    return std::move(*this);
+  }
   Step reuses_tile(int rows, int cols) && {
     reuse_rows = rows;
     reuse_cols = cols;
@@ -149,8 +152,10 @@ template <class Input>
 struct StepRegistration {
   explicit StepRegistration(const Step<Input>& step) {
     RegisteredStep entry;
-    if constexpr (std::is_same_v<Input, float>) entry.fp32 = &step;
-    else entry.fp16 = &step;
+    if constexpr (std::is_same_v<Input, float>)
+      entry.fp32 = &step;
+    else
+      entry.fp16 = &step;
     step_registry().push_back(entry);
   }
 };
@@ -161,8 +166,8 @@ struct StepRegistration {
 // step once, under the directory's name; its variants are part of that one registration.
 #define WORKLOG_REGISTER_STEP(...) WORKLOG_REGISTER_STEP_AT(__LINE__, __VA_ARGS__)
 #define WORKLOG_REGISTER_STEP_AT(line, ...) WORKLOG_REGISTER_STEP_NAMED(line, __VA_ARGS__)
-#define WORKLOG_REGISTER_STEP_NAMED(line, ...)                                            \
-  namespace {                                                                             \
-  const auto registered_step_##line = __VA_ARGS__;                                        \
-  const ::worklog::StepRegistration registered_entry_##line{registered_step_##line};     \
+#define WORKLOG_REGISTER_STEP_NAMED(line, ...)                                       \
+  namespace {                                                                        \
+  const auto registered_step_##line = __VA_ARGS__;                                   \
+  const ::worklog::StepRegistration registered_entry_##line{registered_step_##line}; \
   }

@@ -18,8 +18,10 @@ std::vector<std::string> RegisteredStep::variant_names() const {
   auto collect = [&](const auto& step) {
     for (const auto& v : step.variants) names.push_back(v.variant_name());
   };
-  if (fp32) collect(*fp32);
-  else collect(*fp16);
+  if (fp32)
+    collect(*fp32);
+  else
+    collect(*fp16);
   return names;
 }
 

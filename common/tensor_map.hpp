@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cuda.h>
-#include <cuda_runtime.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <stdexcept>
@@ -27,19 +27,19 @@ inline bool tma_describable(const void* base, long long row_elements) {
 // The tensor map of a rows × cols row-major matrix of `element` type (FP16 or FP32), copied in boxes of
 // box_rows × box_cols, in shared memory with the given swizzle. Elements outside the matrix read as
 // zero and are not written.
-inline CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType element, int element_bytes,
-                                      long long rows, long long cols, int box_rows, int box_cols,
-                                      CUtensorMapSwizzle swizzle) {
+inline CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType element, int element_bytes, long long rows,
+                                      long long cols, int box_rows, int box_cols, CUtensorMapSwizzle swizzle) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
     CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found));
     if (found != cudaDriverEntryPointSuccess || !function)
-      throw std::runtime_error("the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12 or newer is needed)");
+      throw std::runtime_error(
+          "the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12 or newer is needed)");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
   }();
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};  // innermost (contiguous) dimension first
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};   // innermost (contiguous) dimension first
   const cuuint64_t strides[1] = {cuuint64_t(cols) * element_bytes};  // bytes from one row to the next
   const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};

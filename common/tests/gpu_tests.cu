@@ -33,16 +33,16 @@ std::string describe(const Case& c) {
 // which must not leak into the result.
 std::vector<Case> test_cases() {
   const std::vector<Shape> shapes = {
-      {1, 1, 1},         // a single element
-      {31, 33, 17},      // smaller than every tile
-      {127, 129, 67},    // odd and prime-ish sizes: partial tiles on every side
-      {1, 4099, 33},     // skinny: one row
-      {4097, 3, 65},     // skinny: three columns
-      {65, 67, 129},     // K = 8·16 + 1: one element past a whole number of every K slice
-      {128, 128, 128},   // whole tiles of every step
-      {256, 256, 256},   // several whole tiles, several K slices
-      {200, 136, 264},   // multiples of 8 but not of 16 or 128: WMMA direct loads next to edge tiles
-      {129, 132, 260},   // N and K multiples of 4, M not: 04's 16-byte loads next to partial tiles
+      {1, 1, 1},        // a single element
+      {31, 33, 17},     // smaller than every tile
+      {127, 129, 67},   // odd and prime-ish sizes: partial tiles on every side
+      {1, 4099, 33},    // skinny: one row
+      {4097, 3, 65},    // skinny: three columns
+      {65, 67, 129},    // K = 8·16 + 1: one element past a whole number of every K slice
+      {128, 128, 128},  // whole tiles of every step
+      {256, 256, 256},  // several whole tiles, several K slices
+      {200, 136, 264},  // multiples of 8 but not of 16 or 128: WMMA direct loads next to edge tiles
+      {129, 132, 260},  // N and K multiples of 4, M not: 04's 16-byte loads next to partial tiles
       // Shapes for the pipelined steps (07 on), whose K slices are 32 or 64 wide and 2 to 5 deep:
       {136, 72, 24},     // aligned, K shorter than one slice
       {96, 200, 264},    // aligned, K = 4·64 + 8: several stages, then a partial last slice
@@ -238,11 +238,12 @@ int main(int argc, char** argv) {
       return exit_ok;
     }
     if (word == "--help" || word == "-h" || word == "-?") {  // needs no GPU either: ours, then doctest's
-      std::printf("usage: gpu_tests [--step NAME] [--list-cases] [doctest options]\n"
-                  "Every step against cuBLAS (and small shapes against a CPU double reference) on odd, skinny\n"
-                  "and tile-multiple shapes; exit 77 (skipped, for CTest) without a CUDA device.\n"
-                  "  --step NAME    only this step (the test case 'step'), e.g. --test-case=step --step=01_naive\n"
-                  "  --list-cases   print the cases, one per line: M N K alpha beta random|nan\n");
+      std::printf(
+          "usage: gpu_tests [--step NAME] [--list-cases] [doctest options]\n"
+          "Every step against cuBLAS (and small shapes against a CPU double reference) on odd, skinny\n"
+          "and tile-multiple shapes; exit 77 (skipped, for CTest) without a CUDA device.\n"
+          "  --step NAME    only this step (the test case 'step'), e.g. --test-case=step --step=01_naive\n"
+          "  --list-cases   print the cases, one per line: M N K alpha beta random|nan\n");
       doctest::Context context(argc, argv);
       return context.run();
     }
@@ -255,9 +256,12 @@ int main(int argc, char** argv) {
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     const std::string word = argv[i];
-    if (word == "--step" && i + 1 < argc) selected_step = argv[++i];
-    else if (word.rfind("--step=", 0) == 0) selected_step = word.substr(7);
-    else args.push_back(argv[i]);
+    if (word == "--step" && i + 1 < argc)
+      selected_step = argv[++i];
+    else if (word.rfind("--step=", 0) == 0)
+      selected_step = word.substr(7);
+    else
+      args.push_back(argv[i]);
   }
   // A step this GPU cannot run is skipped (exit 77), never passed.
   if (const RegisteredStep* step = find_step(selected_step)) {

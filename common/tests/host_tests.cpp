@@ -49,9 +49,26 @@ TEST_CASE("command line: defaults") {
 }
 
 TEST_CASE("command line: every flag, both spellings") {
-  const Options o = parse_options({"--m", "127", "--n=129", "--k", "67", "--alpha", "-0.75", "--beta=2.5e-1",
-                                   "--warmup", "0", "--iters", "3", "--seed", "18446744073709551615", "--csv",
-                                   "out.csv", "--device", "1", "--variant=grouped", "--no-check"});
+  const Options o = parse_options({"--m",
+                                   "127",
+                                   "--n=129",
+                                   "--k",
+                                   "67",
+                                   "--alpha",
+                                   "-0.75",
+                                   "--beta=2.5e-1",
+                                   "--warmup",
+                                   "0",
+                                   "--iters",
+                                   "3",
+                                   "--seed",
+                                   "18446744073709551615",
+                                   "--csv",
+                                   "out.csv",
+                                   "--device",
+                                   "1",
+                                   "--variant=grouped",
+                                   "--no-check"});
   CHECK(o.shape.m == 127);
   CHECK(o.shape.n == 129);
   CHECK(o.shape.k == 67);
@@ -120,7 +137,8 @@ TEST_CASE("command line: bad input") {
       {{"--beta=-1", "--initial-c=nan"}, "--initial-c nan needs --beta 0"},
       {{"--profile"}, "--profile needs a value"},
       {{"--profile", "kernel"}, "--profile expects 'step' or 'cublas' (got 'kernel')"},
-      {{"--profile", "step", "--csv", "x.csv"}, "--profile cannot be combined with --csv (a profile run times nothing)"},
+      {{"--profile", "step", "--csv", "x.csv"},
+       "--profile cannot be combined with --csv (a profile run times nothing)"},
       {{"--no-cublas", "--profile", "cublas"}, "--profile cublas cannot be combined with --no-cublas"},
       {{"--shapes"}, "--shapes needs a value"},
       {{"--shapes="}, "--shapes expects a file name"},
@@ -172,7 +190,8 @@ TEST_CASE("shape list: one MxNxK a line, comments and blank lines ignored") {
 }
 
 TEST_CASE("shape list: bad lines are named by file and line") {
-  CHECK(shape_list_error("64x64x64\n4096x4096\n") == "s.txt:2: expected MxNxK, three positive integers (got '4096x4096')");
+  CHECK(shape_list_error("64x64x64\n4096x4096\n") ==
+        "s.txt:2: expected MxNxK, three positive integers (got '4096x4096')");
   CHECK(shape_list_error("1x2x3x4") == "s.txt:1: expected MxNxK, three positive integers (got '1x2x3x4')");
   CHECK(shape_list_error("# c\n\n8x8xabc") == "s.txt:3: K expects a positive integer (got 'abc')");
   CHECK(shape_list_error("8x0x8") == "s.txt:1: N must be at least 1 (got '0')");
@@ -189,32 +208,31 @@ TEST_CASE("shape list: bad lines are named by file and line") {
 
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
-  for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check",
-                           "--no-cublas", "--csv", "--device", "--initial-c", "--profile", "--shapes", "--time-cap",
-                           "--help", "77 no CUDA device"})
+  for (const char* flag :
+       {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check", "--no-cublas", "--csv",
+        "--device", "--initial-c", "--profile", "--shapes", "--time-cap", "--help", "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
 TEST_CASE("exit codes: one value each, as --help and CTest know them") {
   // The step executables' codes, each listed by --help as "<value> <meaning>".
   const std::string text = usage_text("01_naive");
-  const std::vector<std::pair<ExitCode, const char*>> step_codes = {
-      {exit_ok, "0 ok"},
-      {exit_check_failed, "1 check failed"},
-      {exit_bad_argument, "2 bad argument"},
-      {exit_does_not_fit, "3 does not fit"},
-      {exit_unsupported_gpu, "4 unsupported GPU"},
-      {exit_cuda_error, "5 CUDA/cuBLAS error"},
-      {exit_no_device, "77 no CUDA device"}};
+  const std::vector<std::pair<ExitCode, const char*>> step_codes = {{exit_ok, "0 ok"},
+                                                                    {exit_check_failed, "1 check failed"},
+                                                                    {exit_bad_argument, "2 bad argument"},
+                                                                    {exit_does_not_fit, "3 does not fit"},
+                                                                    {exit_unsupported_gpu, "4 unsupported GPU"},
+                                                                    {exit_cuda_error, "5 CUDA/cuBLAS error"},
+                                                                    {exit_no_device, "77 no CUDA device"}};
   for (const auto& [code, listed] : step_codes) {
     CAPTURE(listed);
     CHECK(text.find(listed) != std::string::npos);
     CHECK(std::to_string(int(code)) == std::string(listed).substr(0, std::string(listed).find(' ')));
   }
   // The drivers' and the lab kit's own codes come after the steps' and never reuse one.
-  const std::set<int> all = {exit_ok,         exit_check_failed,   exit_bad_argument,      exit_does_not_fit,
-                             exit_unsupported_gpu, exit_cuda_error, exit_tool_missing, exit_no_counter_access,
-                             exit_cannot_grade, exit_no_device};
+  const std::set<int> all = {
+      exit_ok,         exit_check_failed, exit_bad_argument,      exit_does_not_fit, exit_unsupported_gpu,
+      exit_cuda_error, exit_tool_missing, exit_no_counter_access, exit_cannot_grade, exit_no_device};
   CHECK(all.size() == 10);
   CHECK(exit_no_device == 77);  // CTest's SKIP_RETURN_CODE for the GPU tests (common/tests/CMakeLists.txt)
 }
@@ -316,7 +334,8 @@ TEST_CASE("CPU double reference GEMM") {
 }
 
 TEST_CASE("grouped tile order visits every tile once") {
-  for (const auto& [tiles_m, tiles_n, group] : std::vector<std::array<int, 3>>{{1, 1, 8}, {7, 5, 8}, {17, 9, 8}, {64, 32, 16}, {3, 40, 2}}) {
+  for (const auto& [tiles_m, tiles_n, group] :
+       std::vector<std::array<int, 3>>{{1, 1, 8}, {7, 5, 8}, {17, 9, 8}, {64, 32, 16}, {3, 40, 2}}) {
     CAPTURE(tiles_m);
     CAPTURE(tiles_n);
     CAPTURE(group);

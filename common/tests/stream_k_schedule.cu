@@ -68,7 +68,8 @@ void check_schedule(Shape shape, int resident) {
         CHECK(s.last_unit(segment.tile) - segment.unit + 1 <= Variant::fixup_alone_units);
         publish();
         Event wait{Event::wait_and_fix_up, {}};
-        for (int v = segment.unit + 1; v <= s.last_unit(segment.tile); ++v) wait.slots.push_back(s.slot_in(v, segment.tile));
+        for (int v = segment.unit + 1; v <= s.last_unit(segment.tile); ++v)
+          wait.slots.push_back(s.slot_in(v, segment.tile));
         CHECK(s.first_unit(segment.tile) == segment.unit);
         events[std::size_t(cluster)].push_back(wait);
         ++whole_writes[std::size_t(segment.tile)];
@@ -149,7 +150,7 @@ void check_schedule(Shape shape, int resident) {
 }
 
 const std::vector<Shape> shapes = {
-    {1, 1, 8},          {64, 64, 64},       {136, 264, 200},    {192, 264, 2056},  {256, 256, 8200},
+    {1, 1, 8},          {64, 64, 64},       {136, 264, 200},    {192, 264, 2056},   {256, 256, 8200},
     {128, 512, 3000},   {300, 264, 10000},  {512, 512, 16384},  {1024, 1024, 1024}, {1024, 1024, 8192},
     {1536, 1536, 1536}, {2048, 2048, 2048}, {3072, 3072, 3072}, {4096, 4096, 4096}, {2176, 2304, 72},
     {8192, 8192, 512},  {256, 256, 65536},  {4352, 4352, 4352}, {130, 4000, 600},   {65536, 128, 1024},
