@@ -114,7 +114,7 @@ CSV_VERDICT = {"status": "FAIL", "bad_count": "12", "first_bad_row": "4", "first
 def harness_csv_header():
     """The CSV header that common/report.cpp writes: its string literals after fputs("timestamp."""
     source = (REPOSITORY / "common" / "report.cpp").read_text(encoding="utf-8")
-    block = source[source.index('std::fputs("timestamp'):]
+    block = source[re.search(r'std::fputs\(\s*"timestamp', source).start():]
     block = block[:block.index("csv);")]
     return "".join(re.findall(r'"([^"]*)"', block)).replace("\\n", "").split(",")
 

@@ -118,7 +118,7 @@ class CheckColumnsTest(unittest.TestCase):
 
     def test_the_header_the_harness_writes(self):
         source = (PLOTS.parent / "common" / "report.cpp").read_text(encoding="utf-8")
-        block = source[source.index('std::fputs("timestamp'):]
+        block = source[re.search(r'std::fputs\(\s*"timestamp', source).start():]
         header = "".join(re.findall(r'"([^"]*)"', block[:block.index("csv);")])).replace("\\n", "")
         self.assertEqual(header.split(","), list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS))
 
