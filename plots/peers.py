@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402
 from arguments import int_at_least, positive_float, positive_int  # noqa: E402
-from results_csv import COLUMNS, InputError  # noqa: E402
+from results_csv import CHECK_COLUMNS, COLUMNS, InputError  # noqa: E402
 from shape_corpus import parse_shape_list, shape_text  # noqa: E402
 
 ENGINES = {"torch": "torch.matmul", "triton": "Triton"}
@@ -353,7 +353,10 @@ def check(torch, out, reference, bound, k, fp16_out):
     return bad == 0, bad, max_err, max_ratio
 
 
-def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio, status):
+def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio, status, bad=0):
+    """One row in the steps' columns, the check's verdict columns included (the steps and the peers
+    append to one CSV in the shapes run): the count of bad elements, the first one's place and values
+    left empty (the peer's check counts them only)."""
     m, n, k = shape
     flops = 2.0 * m * n * k
     values = {
@@ -363,8 +366,9 @@ def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio,
         "alpha": 1, "beta": 0, "ms": f"{ms:.6g}", "tflops": f"{flops / ms / 1e9:.6g}", "cublas_ms": f"{cublas_ms:.6g}",
         "cublas_tflops": f"{flops / cublas_ms / 1e9:.6g}", "pct_cublas": f"{100 * cublas_ms / ms:.6g}",
         "max_abs_err": f"{max_err:.6g}", "err_over_tol": f"{ratio:.6g}", "global_bytes": 0, "status": status,
+        "bad_count": bad, "first_bad_row": "", "first_bad_col": "", "expected": "", "obtained": "",
     }
-    return ",".join(_csv_field(values[c]) for c in COLUMNS) + "\n"
+    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS) + "\n"
 
 
 def _csv_field(value):
@@ -428,8 +432,8 @@ def run(args, shapes):
         header = False
         with open(args.csv, "a", encoding="utf-8") as out:
             if out.tell() == 0:
-                out.write(",".join(COLUMNS) + "\n")
-            out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status))
+                out.write(",".join(COLUMNS + CHECK_COLUMNS) + "\n")
+            out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status, bad))
         if not ok:
             failed = True
             print(f"peers: error: {name} {shape_text(shape)}: check failed: {bad} element(s) outside the error bound",

@@ -310,6 +310,21 @@ def fake_module_path(root, torch_source=None, triton_source=None):
     return folder
 
 
+class PeersRowsBesideStepRowsTest(unittest.TestCase):
+    def test_a_peer_row_reads_back_under_the_header_a_step_writes(self):
+        # The shapes run appends the steps' rows and the peers' rows to one raw CSV: a peer's row must
+        # have the columns the harness writes (common/report.cpp), the check's verdict included.
+        import results_csv
+        info = {"gpu": "GPU", "sm_count": 132, "cc": "9.0", "runtime": "13.0", "driver": "13.0"}
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "raw.csv"
+            raw.write_text(",".join(results_csv.COLUMNS + results_csv.CHECK_COLUMNS) + "\n"
+                           + peers.csv_row(info, "torch.matmul", "", "fp16", (8, 16, 32), 0.5, 0.25, 0.0, 0.0,
+                                           "PASS"), encoding="utf-8")
+            rows = results_csv.load_rows(raw)
+        self.assertEqual((rows[0]["step"], rows[0]["pct_cublas"], rows[0]["bad_count"]), ("torch.matmul", 50.0, 0))
+
+
 class PeersWithoutGpuTest(unittest.TestCase):
     """peers.py where it cannot run: each way ends with one line and its exit code."""
 
