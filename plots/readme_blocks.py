@@ -116,11 +116,15 @@ class Results:
     def shapes(self):
         return self._once("shapes.csv", shape_results.load)
 
+    def peers(self):
+        """peers.csv's rows, or None where the folder has none (a worklog run without the peers)."""
+        return self._once("peers.csv", shape_results.load) if (self.folder / "peers.csv").exists() else None
+
     def rows(self, name):
         """The rows of any results CSV, for cells: the known ones read and checked as their
         writers define them, any other (a later CSV) as text."""
         known = {"worklog.csv": self.worklog, "sweep.csv": self.sweep, "profile.csv": self.profile,
-                 "experiments.csv": self.experiments, "shapes.csv": self.shapes}
+                 "experiments.csv": self.experiments, "shapes.csv": self.shapes, "peers.csv": self.peers}
         if name in known:
             return known[name]()
         return self._once(name, load_text_rows)
@@ -417,10 +421,10 @@ def shapes(results):
     return shape_results.category_table(results.shapes())
 
 
-@block("results_table", "worklog.csv", "profile.csv")
+@block("results_table", "worklog.csv", "profile.csv", "peers.csv")
 def results_table(results):
-    """table.md, as make_plots writes it with profile.csv beside worklog.csv."""
-    return build_table(results.worklog(), limited_by_step(results.profile()))
+    """table.md, as make_plots writes it with profile.csv and peers.csv beside worklog.csv."""
+    return build_table(results.worklog(), limited_by_step(results.profile()), results.peers())
 
 
 def _step_rows(rows, step, file):

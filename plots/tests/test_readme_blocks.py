@@ -151,7 +151,7 @@ class RenderTest(unittest.TestCase):
     def test_block_text_is_the_note_then_the_markdown_between_blank_lines(self):
         text = self.render("results_table")
         self.assertTrue(text.startswith("<!-- written by plots/readme_blocks.py from plots/results/worklog.csv, "
-                                        "plots/results/profile.csv; do not edit -->\n\n"), text)
+                                        "plots/results/profile.csv, plots/results/peers.csv; do not edit -->\n\n"), text)
         self.assertTrue(text.endswith("\n\n"))
 
     def test_results_table_is_table_md(self):
@@ -401,9 +401,9 @@ class RepositoryTest(unittest.TestCase):
         body = readme_blocks.render_block("results_table", Results(readme_blocks.RESULTS)).split("\n\n", 1)[1]
         table = (readme_blocks.RESULTS / "table.md").read_text(encoding="utf-8")
         self.assertEqual(body, table.rstrip() + "\n\n",
-                         "plots/results/table.md is not what worklog.csv and profile.csv give: rerun make_plots "
-                         "(python3 plots/make_plots.py --csv plots/results/worklog.csv --profile "
-                         "plots/results/profile.csv --out plots/results --table-only)")
+                         "plots/results/table.md is not what worklog.csv, profile.csv and peers.csv give: rerun "
+                         "make_plots (python3 plots/make_plots.py --csv plots/results/worklog.csv --profile "
+                         "plots/results/profile.csv --peers plots/results/peers.csv --out plots/results --table-only)")
 
     def test_experiments_csv_reads(self):
         rows = Results(readme_blocks.RESULTS).experiments()
