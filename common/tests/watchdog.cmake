@@ -3,15 +3,8 @@
 # barrier, the stage and the phase, and all of it within seconds. Usage:
 #   cmake -DEXE=<09_wgmma_tma_broken> -P watchdog.cmake
 # Prints "SKIPPED:" without a CUDA device or on a GPU other than Hopper (exit codes 77 and 4).
-execute_process(COMMAND ${EXE} --m 64 --n 64 --k 64 --warmup 0 --iters 1 --no-cublas RESULT_VARIABLE probe OUTPUT_QUIET ERROR_QUIET)
-if(probe EQUAL 77)
-  message("SKIPPED: no CUDA device")
-  return()
-endif()
-if(probe EQUAL 4)
-  message("SKIPPED: this GPU cannot run the step (unsupported GPU)")
-  return()
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/skip_unless_step_runs.cmake)
+skip_unless_step_runs(${EXE} 64 64 64)
 string(TIMESTAMP started "%s")
 # K = 1024: 16 slices for 4 stages, so the producer must wait for stages the consumers release.
 execute_process(COMMAND ${EXE} --m 256 --n 256 --k 1024 --warmup 0 --iters 1 --no-cublas
