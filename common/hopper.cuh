@@ -107,13 +107,6 @@ __device__ __forceinline__ bool mbarrier_try_wait(std::uint64_t* barrier, std::u
 
 // The wait itself, a loop around mbarrier_try_wait with a watchdog, is watchdog.cuh's mbarrier_wait.
 
-// The global nanosecond timer (%globaltimer; it ticks in steps of a microsecond or so).
-__device__ __forceinline__ std::uint64_t global_timer_ns() {
-  std::uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
 // ---- Flags in global memory, between blocks ----------------------------------------------------
 // A block publishes data to other blocks of the same launch by writing it, then storing a flag with
 // release semantics; a reader loads the flag with acquire semantics until it holds the expected
