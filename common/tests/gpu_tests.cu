@@ -155,10 +155,11 @@ void check_determinism(const Step<Input>& step) {
 // --step, every step linked in.
 std::string selected_step;
 
-TEST_CASE("step") {
+// Calls check(step) on the selected step (every step without --step) and on each of its variants.
+template <class Check>
+void check_selected_steps(Check check) {
   bool any = false;
   for (const RegisteredStep& step : step_registry()) {
-    // --step NAME tests the step and all its variants.
     if (!selected_step.empty() && step.name() != selected_step) continue;
     any = true;
     std::vector<std::string> variants{""};
@@ -166,26 +167,18 @@ TEST_CASE("step") {
     for (const std::string& variant : variants)
       step.visit(variant, [&](const auto& chosen) {
         CAPTURE(chosen.name);
-        check_step(chosen);
+        check(chosen);
       });
   }
   REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
 }
 
+TEST_CASE("step") {
+  check_selected_steps([](const auto& step) { check_step(step); });
+}
+
 TEST_CASE("determinism") {
-  bool any = false;
-  for (const RegisteredStep& step : step_registry()) {
-    if (!selected_step.empty() && step.name() != selected_step) continue;
-    any = true;
-    std::vector<std::string> variants{""};
-    for (const std::string& v : step.variant_names()) variants.push_back(v);
-    for (const std::string& variant : variants)
-      step.visit(variant, [&](const auto& chosen) {
-        CAPTURE(chosen.name);
-        check_determinism(chosen);
-      });
-  }
-  REQUIRE_MESSAGE(any, "no registered step is called '" << selected_step << "'");
+  check_selected_steps([](const auto& step) { check_determinism(step); });
 }
 
 TEST_CASE("checker: the reference itself agrees with the CPU double reference") {
