@@ -73,6 +73,18 @@ def _check_header(path, header):
         raise InputError(f"{path}: bad header: " + "; ".join(problems))
 
 
+def parse_number(raw, col, where, integer):
+    """The number in column `col` of a CSV row, int or float, None when the cell is empty (callers
+    decide whether empty is allowed); InputError naming the place when it is not a number."""
+    text = raw[col].strip()
+    if text == "":
+        return None
+    try:
+        return int(text) if integer else float(text)
+    except ValueError:
+        raise InputError(f"{where}: column '{col}' is not a number: {text!r}") from None
+
+
 def _parse_row(raw, where):
     if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
         raise InputError(f"{where}: expected {sum(k is not None for k in raw)} fields, as many as the header names")
@@ -84,10 +96,9 @@ def _parse_row(raw, where):
         if text == "" and col in MAY_BE_EMPTY:
             row[col] = None
             continue
-        try:
-            row[col] = int(text) if col in INT_COLUMNS else float(text)
-        except ValueError:
-            raise InputError(f"{where}: column '{col}' is not a number: {text!r}") from None
+        row[col] = parse_number(raw, col, where, col in INT_COLUMNS)
+        if row[col] is None:
+            raise InputError(f"{where}: column '{col}' is not a number: {text!r}")
         if col in POSITIVE and not (math.isfinite(row[col]) and row[col] > 0):
             raise InputError(f"{where}: column '{col}' must be positive, got {text!r}")
     if row["status"] not in STATUSES:

@@ -9,7 +9,7 @@ import math
 import statistics
 from pathlib import Path
 
-from results_csv import InputError, cublas_name, precision_label, read_rows, size_of
+from results_csv import InputError, cublas_name, parse_number, precision_label, read_rows, size_of
 from shape_corpus import CATEGORY_NAMES, shape_text
 
 COLUMNS = ("engine kind precision category label m n k ms tflops cublas_ms cublas_tflops pct_cublas "
@@ -62,14 +62,7 @@ def _parse_row(raw, where):
         raise InputError(f"{where}: expected {len(COLUMNS)} fields")
     row = dict(raw)
     for col in INT_COLUMNS | FLOAT_COLUMNS:
-        text = raw[col].strip()
-        if text == "":
-            row[col] = None
-            continue
-        try:
-            row[col] = int(text) if col in INT_COLUMNS else float(text)
-        except ValueError:
-            raise InputError(f"{where}: column '{col}' is not a number: {text!r}") from None
+        row[col] = parse_number(raw, col, where, col in INT_COLUMNS)
     if row["kind"] not in KINDS:
         raise InputError(f"{where}: column 'kind' must be one of {', '.join(KINDS)}, got {row['kind']!r}")
     if row["check"] not in CHECKS:
