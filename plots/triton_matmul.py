@@ -7,27 +7,11 @@ per shape class by peers.py (Config, tune()), not by triton.autotune, to bound t
 
 Needs PyTorch and Triton; peers.py imports this module only when both are there.
 """
-from typing import NamedTuple
-
 import torch
 import triton
 import triton.language as tl
 
-# Offsets are computed in 32 bits, as in the tutorial: matrices of 2^31 elements or more are refused.
-LARGEST = 2 ** 31 - 1
-
-
-class Config(NamedTuple):
-    block_m: int
-    block_n: int
-    block_k: int
-    group_m: int
-    warps: int
-    stages: int
-
-    def __str__(self):
-        return (f"{self.block_m}x{self.block_n}x{self.block_k} group {self.group_m}, "
-                f"{self.warps} warps, {self.stages} stages")
+from triton_config import LARGEST, Config, fits  # noqa: F401  (peers.py reads them from this module)
 
 
 # M is left unspecialized (Triton compiles one variant per divisibility class of each integer
@@ -66,11 +50,6 @@ def _gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
     c_ptrs = c_ptr + rows[:, None] * N + cols[None, :]
     tl.store(c_ptrs, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
-
-
-def fits(m, n, k):
-    """Whether this kernel's 32-bit offsets reach every element."""
-    return m * k <= LARGEST and k * n <= LARGEST and m * n <= LARGEST
 
 
 def gemm(a, b, c, config):

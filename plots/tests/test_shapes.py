@@ -594,20 +594,12 @@ class FakeCublas:
 
 def make_fake_triton_matmul(np):
     import types
-    from typing import NamedTuple
+
+    import triton_config
 
     module = types.ModuleType("triton_matmul")
-
-    class Config(NamedTuple):
-        block_m: int
-        block_n: int
-        block_k: int
-        group_m: int
-        warps: int
-        stages: int
-
-    module.Config = Config
-    module.fits = lambda m, n, k: m * n <= 2 ** 31 - 1
+    module.Config = triton_config.Config
+    module.fits = triton_config.fits
     module.version = lambda: "Triton 0.0 (fake)"
     module.calls = []
 
