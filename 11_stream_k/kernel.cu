@@ -467,9 +467,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
           tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
+          // This block's boxes are rank·boxes … +boxes−1. The loop counts them from 0: a constant
+          // trip count, fully unrolled. With bounds that depend on rank (10's form), the loop's end
+          // was one more value kept across the whole walk, which the producer's 40 registers did not
+          // hold: ptxas spilled it and reloaded it (LDL) in every slice.
           constexpr int boxes = L::b_boxes / cluster_size;  // per block
 #pragma unroll
-          for (int j = int(rank) * boxes; j < (int(rank) + 1) * boxes; ++j) {
+          for (int box = 0; box < boxes; ++box) {
+            const int j = int(rank) * boxes + box;
             if constexpr (cluster_size > 1)
               tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
                                     int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
