@@ -209,9 +209,11 @@ struct Schedule {
 };
 
 // One piece of work: slices [k_begin, k_end) of a tile; `unit` is the range it belongs to (-1 for
-// a whole tile of the data-parallel part), ends_range when it is the range's last.
+// a whole tile of the data-parallel part), ends_range when it is the range's last. Tiles and
+// iterations are counted in 32 bits here (plan_schedule checks that tiles · k_tiles fits): the
+// producer walks with 40 registers, and 64-bit counters cost it a spill and 64-bit divisions.
 struct Segment {
-  long long tile;
+  int tile;
   int k_begin, k_end;
   int unit;
   bool ends_range;
@@ -222,15 +224,15 @@ struct Segment {
 class Walk {
  public:
   __host__ __device__ Walk(const Schedule& s, int cluster, int clusters)
-      : s_(s), clusters_(clusters), unit_(cluster), whole_tile_(s.sk_tiles + cluster) {
+      : s_(s), clusters_(clusters), unit_(cluster), whole_tile_(int(s.sk_tiles) + cluster) {
     enter_unit();
   }
   __host__ __device__ bool next(Segment& segment) {
     if (unit_ < s_.units) {
-      const long long tile = iteration_ / s_.k_tiles;
-      const int k_begin = int(iteration_ - tile * s_.k_tiles);
-      const long long left = end_ - iteration_;
-      const int k_end = left < s_.k_tiles - k_begin ? k_begin + int(left) : s_.k_tiles;
+      const int tile = iteration_ / s_.k_tiles;
+      const int k_begin = iteration_ - tile * s_.k_tiles;
+      const int left = end_ - iteration_;
+      const int k_end = left < s_.k_tiles - k_begin ? k_begin + left : s_.k_tiles;
       segment = {tile, k_begin, k_end, unit_, false};
       iteration_ += k_end - k_begin;
       if (iteration_ == end_) {
@@ -252,14 +254,14 @@ class Walk {
   // The range of unit_ or, if it is empty, of the next of this cluster's units that is not.
   __host__ __device__ void enter_unit() {
     for (; unit_ < s_.units; unit_ += clusters_) {
-      iteration_ = s_.begin(unit_);
-      end_ = s_.begin(unit_ + 1);
+      iteration_ = int(s_.begin(unit_));
+      end_ = int(s_.begin(unit_ + 1));
       if (iteration_ < end_) return;
     }
   }
   const Schedule& s_;
   int clusters_, unit_;
-  long long whole_tile_, iteration_ = 0, end_ = 0;
+  int whole_tile_, iteration_ = 0, end_ = 0;  // < tiles · k_tiles + clusters: 32 bits (plan_schedule)
 };
 
 // ---- Descriptors ----------------------------------------------------------------------------------
@@ -759,6 +761,10 @@ Plan plan_schedule(int m, int n, int k, int resident) {
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
   s.tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
   s.k_tiles = int(ceil_div(k, L::block_tile_k));
+  // The walk counts tiles and iterations in 32 bits (Walk). Beyond that, M·N·K ≥ 2^53: A, B and C
+  // of such a shape take at least 300 GB.
+  if (s.tiles * s.k_tiles + resident > 2147483647LL)
+    throw std::length_error("11_stream_k: more than 2^31 tile iterations");
   const Division division = divide<Variant>(s.tiles, s.k_tiles, resident);
   s.sk_tiles = division.sk_tiles;
   const long long iterations = s.sk_tiles * s.k_tiles;
