@@ -158,17 +158,19 @@ struct Schedule {
     // LAB END
     return first;
   }
-  // The unit whose range holds iteration x (begin() only grows: a binary search).
+  // The unit whose range holds iteration x: begin() inverted. The first rem units (parts of a tile)
+  // take q + 1 iterations, the others q. In 32 bits, as the walk (plan_schedule checks that every
+  // iteration number fits): the fixup asks this of every tile it touches, and a search, or a 64-bit
+  // division, there cost whole microseconds per launch (README.md).
   __host__ __device__ int unit_of(long long x) const {
-    int low = 0, high = units - 1;
-    while (low < high) {
-      const int middle = (low + high + 1) / 2;
-      if (begin(middle) <= x)
-        low = middle;
-      else
-        high = middle - 1;
+    const int per_unit = int(q), longer = rem * (per_unit + 1);  // iterations of the first rem units
+    int offset = int(x), first = 0;
+    if (split > 0) {
+      const int tile = offset / k_tiles;
+      offset -= tile * k_tiles;
+      first = tile * split;
     }
-    return low;
+    return first + (offset < longer ? offset / (per_unit + 1) : rem + (offset - longer) / per_unit);
   }
   // The slot of unit u's partial sum of the tile whose slices it takes from k_begin on: a part has
   // one; a range dealt evenly one for the tile it begins inside (k_begin > 0), one for the tile it
@@ -193,7 +195,7 @@ struct Schedule {
   // The split tiles whose fixup unit u shares once its range is done: the tile the range begins in
   // and the one it ends in, each if other units hold part of it and it is not fixed up alone (-1: none).
   __host__ __device__ void tiles_to_share(int u, long long& first, long long& last) const {
-    const long long first_tile = begin(u) / k_tiles, last_tile = (begin(u + 1) - 1) / k_tiles;
+    const long long first_tile = int(begin(u)) / k_tiles, last_tile = int(begin(u + 1) - 1) / k_tiles;
     first = first_unit(first_tile) != last_unit(first_tile) && !fixed_up_alone(first_tile) ? first_tile : -1;
     last = last_tile != first_tile && last_unit(last_tile) != u && !fixed_up_alone(last_tile) ? last_tile : -1;
   }

@@ -111,6 +111,15 @@ void check_schedule(Shape shape, int resident) {
     CAPTURE(i);
     REQUIRE(covered[std::size_t(i)] == 1);
   }
+  // unit_of inverts begin(): the unit it names holds the iteration.
+  for (long long i = 0; i < s.sk_tiles * s.k_tiles; ++i) {
+    CAPTURE(i);
+    const int u = s.unit_of(i);
+    REQUIRE(u >= 0);
+    REQUIRE(u < s.units);
+    REQUIRE(s.begin(u) <= i);
+    REQUIRE(i < s.begin(u + 1));
+  }
   for (long long tile = 0; tile < s.tiles; ++tile) {
     CAPTURE(tile);
     const auto split = piece_writes.find(tile);
