@@ -7,19 +7,19 @@ function(worklog_build_for_sm90a target)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>")
 endfunction()
 
-# add_worklog_step(<directory> [HOPPER] [FALLBACK <earlier step>] [EXTRA <name>...]): one step = its kernel (an
+# add_worklog_step(<directory> [HOPPER] [FALLBACK <earlier step>...] [EXTRA <name>...]): one step = its kernel (an
 # object library, linked into both the step's executable and the GPU tests, which find it through
 # the step registry) + the shared main(), which runs the registered step named like the executable.
 # HOPPER: the kernel uses sm_90a-only instructions (wgmma, setmaxnreg), so it is built for sm_90a
 # alone, on every machine, whatever CMAKE_CUDA_ARCHITECTURES says.
-# FALLBACK: the earlier step's kernel is linked in too, for the shapes this one hands to it
+# FALLBACK: the earlier steps' kernels are linked in too, for the shapes this one hands to them
 # (find_step() at run time).
 # EXTRA: more programs that ship with the step, each built from <directory>/<name>.cu into the
 # executable <directory>_<name> (a microbenchmark, say); they are not steps.
 # The steps, in order, are collected in the global property WORKLOG_STEPS; every executable they
 # ship (the steps and their EXTRA programs) in WORKLOG_EXECUTABLES (cli.help runs each with --help).
 function(add_worklog_step step)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "HOPPER" "FALLBACK" "EXTRA")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "HOPPER" "" "FALLBACK;EXTRA")
   add_library(${step}_kernel OBJECT ${PROJECT_SOURCE_DIR}/${step}/kernel.cu)
   target_link_libraries(${step}_kernel PUBLIC worklog_harness)
   if(arg_HOPPER)
@@ -28,9 +28,9 @@ function(add_worklog_step step)
   add_executable(${step} ${PROJECT_SOURCE_DIR}/common/step_main.cpp)
   target_link_libraries(${step} PRIVATE ${step}_kernel worklog_harness)
   target_compile_definitions(${step} PRIVATE WORKLOG_STEP_NAME="${step}")
-  if(arg_FALLBACK)
-    target_link_libraries(${step} PRIVATE ${arg_FALLBACK}_kernel)
-  endif()
+  foreach(fallback IN LISTS arg_FALLBACK)
+    target_link_libraries(${step} PRIVATE ${fallback}_kernel)
+  endforeach()
   foreach(extra IN LISTS arg_EXTRA)
     add_executable(${step}_${extra} ${PROJECT_SOURCE_DIR}/${step}/${extra}.cu)
     target_link_libraries(${step}_${extra} PRIVATE worklog_harness)

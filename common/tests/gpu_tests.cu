@@ -55,6 +55,17 @@ std::vector<Case> test_cases() {
       {300, 264, 10000},   // four partial tiles, 157 slices each, in 16 parts
       {1536, 1280, 2176},  // 30 tiles of 34 slices, in 2 parts: the fixup by one unit alone
       {4352, 2304, 2056},  // 17 × 9 tiles of 256 × 256: two whole waves of 66 clusters, 21 tiles in 3 parts
+      // Shapes for few rows of A (12: M is the wgmma's n, 8 to 256 wide, K dealt over every SM), with
+      // aligned and odd N and K: M on both sides of each width, one slice past a whole number of them.
+      {1, 1032, 4104},    // one row, 9 tiles of 65 slices over every unit
+      {7, 4096, 520},     // width 8, 7 rows of it used
+      {8, 2056, 1024},    // width 8, full
+      {9, 264, 8200},     // width 16: 3 tiles of 129 slices over every unit
+      {16, 4096, 4096},   // a decode layer: 32 tiles of 64 slices
+      {100, 1000, 3000},  // width 128, a partial last tile of columns
+      {128, 520, 2056},   // width 128, full
+      {129, 264, 1032},   // width 256
+      {100, 1001, 3001},  // odd N and K: the path for shapes TMA cannot describe
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -117,8 +128,9 @@ void check_step(const Step<Input>& step) {
 }
 
 // The same inputs give the same bits, run after run. Every step once more on a cheap shape; a step
-// that needs a workspace for it (11: tiles split between units, their partials added up in a fixed
-// order) 20 times on a shape whose single tile is split over every unit.
+// that needs a workspace (11, 12: tiles split between units, their partials added up in a fixed
+// order) 20 times on each shape that splits: one whose single tile is split over every unit, and a
+// few rows of A whose 8 tiles of 129 slices are dealt over every unit.
 template <class Input>
 void check_determinism(const Step<Input>& step) {
   cudaDeviceProp prop{};
@@ -127,25 +139,28 @@ void check_determinism(const Step<Input>& step) {
     MESSAGE("not run: " << refusal->message);
     return;
   }
-  const Shape split{256, 256, 8200}, cheap{129, 136, 520};
-  const bool splits = step.workspace_bytes(split) > 0;
-  const Shape shape = splits ? split : cheap;
-  const int runs = splits ? 20 : 2;
-  CAPTURE(describe({shape, 1.5f, 0.5f, InitialC::random}));
-  GemmData<Input> data(shape, 3, InitialC::random, false, step.workspace_bytes(shape));
-  std::vector<float> first;
-  for (int run = 0; run < runs; ++run) {
-    data.reset_output();
-    step.launch(data.problem(1.5f, 0.5f), 0);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> out = data.host_output();
-    if (run == 0) {
-      first = out;
-      continue;
+  std::vector<Shape> shapes;
+  for (const Shape split : {Shape{256, 256, 8200}, Shape{16, 1024, 8200}})
+    if (step.workspace_bytes(split) > 0) shapes.push_back(split);
+  const int runs = shapes.empty() ? 2 : 20;
+  if (shapes.empty()) shapes.push_back({129, 136, 520});
+  for (const Shape& shape : shapes) {
+    CAPTURE(describe({shape, 1.5f, 0.5f, InitialC::random}));
+    GemmData<Input> data(shape, 3, InitialC::random, false, step.workspace_bytes(shape));
+    std::vector<float> first;
+    for (int run = 0; run < runs; ++run) {
+      data.reset_output();
+      step.launch(data.problem(1.5f, 0.5f), 0);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> out = data.host_output();
+      if (run == 0) {
+        first = out;
+        continue;
+      }
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < out.size(); ++i) differ += std::memcmp(&out[i], &first[i], sizeof(float)) != 0;
+      CHECK_MESSAGE(differ == 0, "run " << run << ": " << differ << " element(s) differ in their bits from run 0");
     }
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) differ += std::memcmp(&out[i], &first[i], sizeof(float)) != 0;
-    CHECK_MESSAGE(differ == 0, "run " << run << ": " << differ << " element(s) differ in their bits from run 0");
   }
 }
 

@@ -1,0 +1,159 @@
+// The DRAM bandwidth of this GPU, measured by a copy: the floor under step 12's memory-bound shapes.
+// Built as build/bin/12_swap_ab_dram_copy; prints "DRAM copy: X TB/s (read + write)" and "DRAM read:
+// Y TB/s", then, for each shape given, the time it takes to move the bytes a GEMM must move at
+// that rate.
+//
+// Usage: 12_swap_ab_dram_copy [--help] [--mib N] [--shape MxNxK]... Exit codes as every program of
+// the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 5 (CUDA error), 77 (no usable CUDA
+// device).
+//
+// A GEMM with few rows of A must read B (N × K FP16) once, A (M × K) once and write C (M × N FP32):
+// nothing can take less time than those bytes at the DRAM's bandwidth. The copy kernel reads and
+// writes a buffer far larger than L2 (256 MiB by default, L2 is 50 MiB on an H200) in 16-byte
+// accesses, every SM busy, several loads in flight per thread; the read kernel only reads (and
+// writes one value per thread, so that nothing is optimized away). A GEMM's traffic is mostly
+// reads, so its floor uses the read rate; the copy rate is printed beside it, as cudaMemcpy-style
+// benchmarks report.
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "device_select.hpp"  // no_cuda_device()
+#include "exit_codes.hpp"
+#include "harness_timing.hpp"
+
+namespace {
+
+constexpr int threads = 512;        // per block
+constexpr int loads_in_flight = 4;  // 16-byte loads per thread before the first use
+constexpr int blocks_per_sm = 4;    // 2048 threads per SM: the most an SM holds
+
+// dst = src, float4 by float4, grid-strided: each thread has loads_in_flight loads out at once.
+__global__ void __launch_bounds__(threads)
+    copy_kernel(const float4* __restrict__ src, float4* __restrict__ dst, long long count) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += loads_in_flight * stride) {
+    float4 v[loads_in_flight];
+#pragma unroll
+    for (int j = 0; j < loads_in_flight; ++j)
+      if (i + j * stride < count) v[j] = __ldcs(src + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < loads_in_flight; ++j)
+      if (i + j * stride < count) __stcs(dst + i + j * stride, v[j]);
+  }
+}
+
+// Reads src and writes one sum per thread (so that the loads cannot be dropped).
+__global__ void __launch_bounds__(threads)
+    read_kernel(const float4* __restrict__ src, float* __restrict__ out, long long count) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  float sum = 0.0f;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += loads_in_flight * stride) {
+    float4 v[loads_in_flight];
+#pragma unroll
+    for (int j = 0; j < loads_in_flight; ++j)
+      v[j] = i + j * stride < count ? __ldcs(src + i + j * stride) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int j = 0; j < loads_in_flight; ++j) sum += v[j].x + v[j].y + v[j].z + v[j].w;
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+struct GemmShape {
+  long long m, n, k;
+};
+
+}  // namespace
+
+const char usage[] = R"(usage: %s [--help] [--mib N] [--shape MxNxK]...
+Measures the DRAM bandwidth of GPU 0 with a copy (read + write) and a read of N MiB (default 256,
+far more than L2), and prints, for each --shape, the least time an FP16 GEMM of that shape can take
+at the read rate: A (M×K) and B (K×N) read once, C (M×N, FP32) written once (beta = 0).
+exit codes: 0 ok, 2 bad argument, 5 CUDA error, 77 no CUDA device
+)";
+
+int main(int argc, char** argv) {
+  using namespace worklog;
+  const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
+  const std::string program = slash ? slash + 1 : argc > 0 ? argv[0] : "dram_copy";
+  long long mib = 256;
+  std::vector<GemmShape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf(usage, program.c_str());
+      return exit_ok;
+    }
+    const bool has_value = i + 1 < argc;
+    if (arg == "--mib" && has_value) {
+      char* end = nullptr;
+      mib = std::strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || mib < 1 || mib > (1 << 16)) {
+        std::fprintf(stderr, "%s: error: --mib must be a whole number from 1 to 65536, got '%s'\n", program.c_str(),
+                     argv[i]);
+        return exit_bad_argument;
+      }
+      continue;
+    }
+    if (arg == "--shape" && has_value) {
+      GemmShape s{};
+      char tail = 0;
+      if (std::sscanf(argv[++i], "%lldx%lldx%lld%c", &s.m, &s.n, &s.k, &tail) != 3 || s.m < 1 || s.n < 1 || s.k < 1) {
+        std::fprintf(stderr, "%s: error: --shape takes MxNxK with positive whole numbers, got '%s'\n", program.c_str(),
+                     argv[i]);
+        return exit_bad_argument;
+      }
+      shapes.push_back(s);
+      continue;
+    }
+    std::fprintf(stderr, "%s: error: unknown argument '%s'%s (see --help)\n", program.c_str(), argv[i],
+                 has_value || (arg != "--mib" && arg != "--shape") ? "" : " without its value");
+    return exit_bad_argument;
+  }
+  if (const auto none = no_cuda_device()) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
+    return none->exit_code;
+  }
+  try {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    const long long bytes = mib << 20, count = bytes / 16;
+    const int blocks = prop.multiProcessorCount * blocks_per_sm;
+    float4 *src = nullptr, *dst = nullptr;
+    float* out = nullptr;
+    CUDA_CHECK(cudaMalloc(&src, bytes));
+    CUDA_CHECK(cudaMalloc(&dst, bytes));
+    CUDA_CHECK(cudaMalloc(&out, sizeof(float) * blocks * threads));
+    CUDA_CHECK(cudaMemset(src, 0, bytes));
+    const std::vector<double> ms = median_ms_interleaved({[&] {
+                                                            copy_kernel<<<blocks, threads>>>(src, dst, count);
+                                                            CUDA_CHECK(cudaGetLastError());
+                                                          },
+                                                          [&] {
+                                                            read_kernel<<<blocks, threads>>>(src, out, count);
+                                                            CUDA_CHECK(cudaGetLastError());
+                                                          }},
+                                                         3, 21);
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
+    CUDA_CHECK(cudaFree(out));
+    const double copy_rate = 2.0 * double(bytes) / (ms[0] * 1e-3), read_rate = double(bytes) / (ms[1] * 1e-3);
+    std::printf("%s, %d SMs: %lld MiB, copy %.3f ms, read %.3f ms\n", prop.name, prop.multiProcessorCount, mib, ms[0],
+                ms[1]);
+    std::printf("DRAM copy: %.2f TB/s (read + write)\n", copy_rate / 1e12);
+    std::printf("DRAM read: %.2f TB/s\n", read_rate / 1e12);
+    for (const GemmShape& s : shapes) {
+      const double moved = 2.0 * (s.m * s.k + s.k * s.n) + 4.0 * s.m * s.n;
+      std::printf("floor %lldx%lldx%lld: %.2f us (%.1f MB at the read rate)\n", s.m, s.n, s.k, moved / read_rate * 1e6,
+                  moved / 1e6);
+    }
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    return exit_cuda_error;
+  }
+  return exit_ok;
+}
