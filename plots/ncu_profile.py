@@ -55,7 +55,7 @@ import plots_env  # noqa: E402
 import readme_blocks  # noqa: E402
 from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int  # noqa: E402
 from profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals,  # noqa: E402
-                         write_profile)
+                         kernel_name, write_profile)
 from run_worklog import Stop, built_steps, publish  # noqa: E402
 
 PUBLISHED = ("profile.csv", "roofline_measured.png", "table.md")  # what --publish copies, when written
@@ -302,7 +302,8 @@ def top_stalls(metrics, count=2):
 def kernel_row(kernel, step, precision, shape):
     """One profile.csv row (as numbers and strings, None where missing) from one ncu kernel."""
     row = dict.fromkeys(PROFILE_COLUMNS)
-    row.update(step=step, precision=precision, kernel=kernel.name, m=shape[0], n=shape[1], k=shape[2])
+    row.update(step=step, precision=precision, kernel=kernel_name(kernel.name), m=shape[0], n=shape[1],
+               k=shape[2])
     for field in METRIC_FIELDS:
         row[field.column] = field_value(field, kernel.metrics)
     for (reason, ratio), prefix in zip(top_stalls(kernel.metrics), ("top_stall", "second_stall")):

@@ -22,6 +22,26 @@ TEXT_COLUMNS = {"step", "precision", "kernel", "top_stall", "second_stall", "lim
 MISSING = "n/a"  # what profile.csv holds where ncu gave no value
 
 
+def kernel_name(name):
+    """A kernel's name as profile.csv keeps it: ncu's demangled name, with the anonymous namespace
+    spelled `(anonymous namespace)`. Nsight Compute 2025 prints it `<unnamed>` and, after another
+    namespace, drops its `<` (`worklog::<unnamed>::f` comes out `unnamed>::f`), which leaves the
+    name's angle brackets unbalanced: `void unnamed>::g<unnamed>::Config, 1>(...)` has one `<` for
+    three `>`. Each `unnamed>` whose `<` is missing is counted by that imbalance; a name with every
+    `<unnamed>` whole (another ncu) is balanced and only respelled; one that is neither is left as
+    it is."""
+    token = "unnamed>"
+    count = name.count(token)
+    if not count:
+        return name
+    missing = name.count(">") - name.count("<")
+    if missing == 0:
+        return name.replace("<" + token, "(anonymous namespace)")
+    if missing == count:
+        return name.replace(token, "(anonymous namespace)")
+    return name
+
+
 def flop_per_byte(flops, nbytes):
     """Arithmetic intensity; None when the byte count is missing or zero."""
     return flops / nbytes if nbytes else None

@@ -86,6 +86,42 @@ class RawPageTest(unittest.TestCase):
         self.assertEqual(missing, ["shared_st_instructions"])
 
 
+class KernelNameTest(unittest.TestCase):
+    """The anonymous namespace of a kernel's name: Nsight Compute 2025 drops the `<` of `<unnamed>`
+    after another namespace, which leaves the name's brackets unbalanced; profile.csv spells it
+    `(anonymous namespace)` with every bracket paired."""
+
+    def test_a_dropped_bracket_is_restored(self):
+        self.assertEqual(profile_csv.kernel_name("unnamed>::naive_gemm(GemmProblem<float>)"),
+                         "(anonymous namespace)::naive_gemm(GemmProblem<float>)")
+        self.assertEqual(profile_csv.kernel_name("void unnamed>::async_pipeline_gemm<unnamed>::Config, 1>"
+                                                 "(GemmProblem<__half>)"),
+                         "void (anonymous namespace)::async_pipeline_gemm<(anonymous namespace)::Config, 1>"
+                         "(GemmProblem<__half>)")
+
+    def test_a_whole_unnamed_is_only_respelled(self):
+        self.assertEqual(profile_csv.kernel_name("void worklog::<unnamed>::g<worklog::<unnamed>::Config, 1>"
+                                                 "(worklog::GemmProblem<__half>)"),
+                         "void worklog::(anonymous namespace)::g<worklog::(anonymous namespace)::Config, 1>"
+                         "(worklog::GemmProblem<__half>)")
+
+    def test_other_names_are_kept(self):
+        for name in (OUTER_PRODUCT_KERNEL, "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT",
+                     "void f<unnamed>::A, unnamed>::B>>(int)"):
+            self.assertEqual(profile_csv.kernel_name(name), name)
+
+    def test_kernel_row_writes_the_balanced_name(self):
+        kernel = ncu_profile.NcuKernel("1", "void unnamed>::g<unnamed>::Config>(GemmProblem<__half>)", {})
+        name = ncu_profile.kernel_row(kernel, "09_wgmma_tma", "fp16", SHAPE)["kernel"]
+        self.assertEqual(name, "void (anonymous namespace)::g<(anonymous namespace)::Config>(GemmProblem<__half>)")
+
+    def test_the_committed_profile_has_balanced_names(self):
+        for row in profile_csv.load_profile(PLOTS / "results" / "profile.csv"):
+            name = row["kernel"]
+            self.assertEqual(name.count("<"), name.count(">"), name)
+            self.assertEqual(name.count("("), name.count(")"), name)
+
+
 class TwoKernelsTest(unittest.TestCase):
     """A cuBLAS call that launched a GEMM and a split-K reduction: one row each, one step."""
 

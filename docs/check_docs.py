@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Every link and repository path the READMEs name exists, and README.md defines its terms first.
+
+    python3 docs/check_docs.py [--root DIR]
+
+The files read: README.md, every directory's README.md one level down (a new step's too) and
+docs/*.md. In each:
+
+- every Markdown link and image, `[text](target)`, whose target is not a web address (http, https,
+  mailto): the file or folder must exist, relative to the Markdown file; an anchor (`#part`) must name
+  a heading of the file it points into (GitHub's slugs: lower case, punctuation dropped, spaces to
+  hyphens), or of the same file when the target is only `#part`;
+- every repository path written in code (inline `code` or a fenced block): a word with a slash whose
+  first component is a file or folder of the repository root, or of the Markdown file's own folder
+  (so `plots/results/shapes.csv`, `common/hopper.cuh`, 11's `results/targets.csv`), or a step's
+  folder name (`12_swap_ab/kernel.cu`); it must exist. Paths under `build/` are what a build writes
+  and are not checked, nor are words with placeholders (`<step>`, `*`, `…`, `NN_name`) or paths that
+  leave the repository (`../shared/tutorials/`).
+
+In a student copy made by `lab/lab.py release` (which records the steps it leaves out in
+lab/released.json), links and paths into those steps are not checked: the copy leaves them out on
+purpose.
+
+README.md must also meet no term before its definition: the section "Terms defined before use" lists
+glossary links, `[term](docs/glossary.md#anchor)`, and for each, the first time the term occurs in
+README.md (whole words, in any case, with "s", "es", "d", "ed" or "ing" after), that occurrence must be the text
+of a link to that glossary entry.
+
+Exit codes (common/exit_codes.hpp): 0 every link and path resolves; 1 some do not (each printed as
+FILE:LINE: what); 2 bad arguments. Python standard library only.
+"""
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+WEB = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # http:, https:, mailto:
+STEP_DIR = re.compile(r"^\d\d_[a-z0-9_]+$")
+PLACEHOLDER = re.compile(r"[<>*…{}$]|\bNN_|\.\.\.")
+EXEMPT_ROOTS = {"build"}  # what a build writes
+EXEMPT_PATHS = {"lab/released.json"}  # what lab/lab.py release writes into a student copy
+TERMS_SECTION = "Terms defined before use"
+GLOSSARY = "docs/glossary.md"
+
+
+class Problem(Exception):
+    pass
+
+
+def markdown_files(root):
+    """README.md, every */README.md and docs/*.md under root, in that order."""
+    root = Path(root)
+    files = [root / "README.md", *sorted(root.glob("*/README.md")), *sorted((root / "docs").glob("*.md"))]
+    return [f for f in files if f.is_file()]
+
+
+def withheld_steps(root):
+    """The steps a student copy leaves out (lab/released.json), or none in the repository."""
+    record = Path(root) / "lab" / "released.json"
+    if not record.is_file():
+        return set()
+    try:
+        return set(json.loads(record.read_text(encoding="utf-8")).get("withheld", []))
+    except (ValueError, AttributeError):
+        return set()
+
+
+def slug(heading):
+    """GitHub's anchor for a heading's text: markup dropped, lower case, punctuation removed."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link's text stays
+    text = text.replace("`", "").replace("*", "").lower().strip()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def split_lines(text):
+    """(line number, line, inside a fenced block) for every line but the fences themselves."""
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if FENCE.match(line):
+            inside = not inside
+            continue
+        yield number, line, inside
+
+
+def anchors(path, cache={}):
+    path = Path(path).resolve()
+    if path not in cache:
+        seen, found = {}, set()
+        for _, line, fenced in split_lines(path.read_text(encoding="utf-8")):
+            m = None if fenced else HEADING.match(line)
+            if m:
+                base = slug(m.group(2))
+                count = seen.get(base, 0)
+                seen[base] = count + 1
+                found.add(base if count == 0 else f"{base}-{count}")
+        cache[path] = found
+    return cache[path]
+
+
+def inside_repository(target, root):
+    try:
+        target.resolve().relative_to(Path(root).resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def check_link(md, root, target, withheld):
+    """What is wrong with one link target of Markdown file md, or None."""
+    if WEB.match(target):
+        return None
+    path_part, _, anchor = target.partition("#")
+    resolved = md if path_part == "" else (md.parent / path_part)
+    relative = Path(root).resolve()
+    if path_part and inside_repository(resolved, root):
+        first = resolved.resolve().relative_to(relative).parts[:1]
+        if first and first[0] in withheld:
+            return None
+    if not resolved.exists():
+        return f"link to {target}: no such file or folder"
+    if anchor and resolved.is_file() and resolved.suffix == ".md" and anchor not in anchors(resolved):
+        return f"link to {target}: {resolved.name} has no heading with the anchor #{anchor}"
+    return None
+
+
+def path_words(code):
+    """The words of a piece of code that may be repository paths (they hold a slash)."""
+    for word in code.split():
+        word = word.strip("\"'`,;:()[]")
+        if word.endswith("."):
+            word = word[:-1]
+        if "/" in word and not WEB.match(word) and not PLACEHOLDER.search(word) and not word.startswith("-"):
+            yield word.split("#")[0]
+
+
+def check_path(md, root, word, withheld):
+    """What is wrong with one path named in code, or None when it exists or is not a repository path."""
+    root = Path(root)
+    parts = Path(word).parts
+    if (not parts or word.startswith(("/", "~", "..")) or parts[0] in EXEMPT_ROOTS or word in EXEMPT_PATHS
+            or "=" in word):
+        return None
+    for base in (root, md.parent):
+        if (base / parts[0]).exists():
+            if parts[0] in withheld:
+                return None
+            return None if (base / word).exists() else f"path {word}: no such file or folder"
+    if STEP_DIR.match(parts[0]) and parts[0] not in withheld:
+        return f"path {word}: no step folder {parts[0]}"
+    return None
+
+
+def problems_in(md, root, withheld=frozenset()):
+    """FILE:LINE: what, for every broken link and path of one Markdown file."""
+    md = Path(md)
+    try:
+        shown = md.resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        shown = md
+    found = []
+    text = md.read_text(encoding="utf-8")
+    text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # keep the line numbers
+    for number, line, fenced in split_lines(text):
+        if fenced:
+            words = list(path_words(line))
+        else:
+            words = [w for m in CODE_SPAN.finditer(line) for w in path_words(m.group(2))]
+            for m in LINK.finditer(CODE_SPAN.sub(lambda c: "x" * len(c.group(0)), line)):
+                problem = check_link(md, root, m.group(2), withheld)
+                if problem:
+                    found.append(f"{shown}:{number}: {problem}")
+        for word in words:
+            problem = check_path(md, root, word, withheld)
+            if problem:
+                found.append(f"{shown}:{number}: {problem}")
+    return found
+
+
+# ---- Terms defined before use -------------------------------------------------------------------
+
+def term_pattern(term):
+    words = [re.escape(w) for w in term.replace("`", "").split()]
+    return re.compile(r"(?<![\w.\-/])" + r"[\s\-]+".join(words) + r"(?:s|es|d|ed|ing)?(?![\w\-])", re.IGNORECASE)
+
+
+def checked_terms(text):
+    """[(term, anchor)] from the links of README.md's section "Terms defined before use"."""
+    m = re.search(r"^#{2,3} " + re.escape(TERMS_SECTION) + r"\s*$", text, re.MULTILINE)
+    if not m:
+        raise Problem(f'README.md has no section "{TERMS_SECTION}"')
+    section = text[m.end():]
+    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
+    section = section[:following.start()] if following else section
+    terms = [(link.group(1).replace("`", ""), link.group(2).partition("#")[2])
+             for link in LINK.finditer(section) if link.group(2).startswith(GLOSSARY + "#")]
+    if not terms:
+        raise Problem(f'README.md\'s section "{TERMS_SECTION}" links no glossary term')
+    return terms, m.start()
+
+
+def undefined_terms(text):
+    """For README.md's text: "LINE: what" for each checked term whose first use is not its link."""
+    text = COMMENT.sub(lambda c: " " * len(c.group(0)), text)  # comments (cells, markers) are not read
+    terms, end = checked_terms(text)
+    body = text[:end]
+    links = [(m.start(1), m.end(1), m.group(2)) for m in LINK.finditer(body)]
+    found = []
+    for term, anchor in terms:
+        first = term_pattern(term).search(body)
+        line = body.count("\n", 0, first.start()) + 1 if first else None
+        if not first:
+            found.append(f"{term}: README.md never uses it before the section \"{TERMS_SECTION}\"")
+        elif not any(a <= first.start() and first.end() <= b and t == f"{GLOSSARY}#{anchor}" for a, b, t in links):
+            found.append(f"{line}: the first use of \"{term}\" ({first.group(0)!r}) is not a link to "
+                         f"{GLOSSARY}#{anchor}")
+    return found
+
+
+def check(root):
+    """Every problem of the checkout at root, as lines to print."""
+    root = Path(root).resolve()
+    withheld = withheld_steps(root)
+    found = []
+    for md in markdown_files(root):
+        found += problems_in(md, root, withheld)
+    readme = root / "README.md"
+    if readme.is_file() and (root / GLOSSARY).is_file():
+        try:
+            found += [f"README.md:{p}" for p in undefined_terms(readme.read_text(encoding="utf-8"))]
+        except Problem as e:
+            found.append(f"README.md: {e}")
+    return found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to read (default: this one)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return exit_codes.EXIT_OK if e.code == 0 else exit_codes.EXIT_BAD_ARGUMENT
+    found = check(args.root)
+    for line in found:
+        print(line)
+    if found:
+        print(f"check_docs: {len(found)} broken link(s), path(s) or term(s)", file=sys.stderr)
+        return exit_codes.EXIT_CHECK_FAILED
+    print(f"check_docs: every link and path of {len(markdown_files(args.root))} Markdown files resolves, "
+          "and README.md defines its terms before use")
+    return exit_codes.EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
