@@ -3,10 +3,10 @@
 // Change from 11: a second kernel for small M, the GEMM of a language model generating text (M =
 // batch × new tokens, 1 to a few hundred, against weights of N × K = thousands × thousands).
 //   - 11 cuts C into 128-row tiles: with M = 16, 7/8 of every wgmma multiplies rows that do not
-//     exist, and 4096 columns make 16 tiles (8 clusters) for 132 SMs. Yet the work is bound by
-//     memory, not by the tensor cores: 2·M·N·K FLOP over the 2·N·K bytes of B is M FLOP per byte,
-//     far below the ~200 at which an H200 stops waiting for DRAM (README.md: the roofline). What
-//     counts is that every SM keeps enough bytes of B in flight for the whole run.
+//     exist, the lower block of each cluster lies wholly below C, and 4096 columns make 16 tiles.
+//     Yet this work is bound by memory, not by the tensor cores: 2·M·N·K FLOP over the 2·N·K bytes
+//     of B is M FLOP per byte, far below the ~200 at which an H200 stops waiting for DRAM
+//     (README.md: the roofline). What counts is that many SMs keep bytes of B in flight.
 //   - So compute Cᵀ = Bᵀ·Aᵀ instead. The long N becomes wgmma's 64-row side (each block tile is 128
 //     columns of C, one 64-row wgmma per consumer warpgroup) and M becomes the instruction's n,
 //     which may be any multiple of 8 up to 256: a menu of widths (8, 16, 32, 64, 128, 256) picked
@@ -14,19 +14,20 @@
 //     B's tile, whose rows are contiguous in n, is wgmma's A operand read MN-major (the descriptor
 //     of 09's B, with the instruction's "transpose A" flag); A's tile, contiguous in k, is its B
 //     operand read K-major (09's A descriptor). The epilogue writes the transposed tile into C.
-//   - The work is 11's (tile, k-slice) iterations, dealt evenly over every SM (11's stream-K
-//     schedule, copied forward, with the even deal as the rule: with a few dozen tiles of a few
-//     dozen slices, only splitting in k keeps all 132 SMs reading), and 11's fixup, in a fixed
-//     order, for the tiles that several blocks share. No clusters: A is a few KiB per slice, and L2
-//     serves it to every block; B is read once, by one block.
+//   - The work is 11's (tile, k-slice) iterations and 11's schedule, copied forward: a few dozen
+//     tiles of 128 columns leave most SMs idle unless K is split, so the tiles that do not fill
+//     whole waves are cut into aligned k-parts, one per SM (11's rule; dealing every slice evenly,
+//     the stream-K paper's way, measured slower here too). A split tile is fixed up, in a fixed
+//     order, by the unit holding its slice 0: partials of a few rows of C are small.
+//   - No clusters: A is a few KiB per slice, and L2 serves it to every block; B is read once.
 //   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
 //     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
-//     227 KiB permits: the more bytes in flight per SM, the closer to the DRAM's bandwidth.
+//     227 KiB permits.
 //
 // M above Config::swap_max_m goes to 11 (README.md: the crossover); shapes TMA cannot describe (K or
 // N not a multiple of 8) to step 08's kernel. The workspace (partials and flags, 11's) comes from
-// the harness. Variants (README.md's tables): the swap for every M, the schedule without splitting,
-// 11's hybrid rule, and the fixup by one block alone.
+// the harness. Variants (README.md's tables): the swap for every M, whole tiles only, the even deal,
+// and 11's shared fixup.
 
 #include <type_traits>
 
@@ -57,14 +58,14 @@ struct Config {
   static constexpr int block_tile_n = 128;       // columns of C per block: one 64-row consumer warpgroup per wgmma_m
   static constexpr int block_tile_k = 64;        // K per stage: one 128-byte swizzled row of A, 64 rows of B's boxes
   static constexpr int max_stages = 16;          // as many stages as fit in 227 KiB, but no more than this
-  static constexpr int swap_max_m = 256;         // a larger M is compute-bound and goes to 11 (README.md)
+  static constexpr int swap_max_m = 128;         // a larger M runs faster as 11 (README.md: the crossover)
   static constexpr int group_rows = 8;           // grouped tile order, as in 07 to 11 (several column tiles: M > width)
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' accumulators (up to 128) many
-  static constexpr Decomposition decomposition = Decomposition::stream_k;
-  static constexpr int split_k = 1;            // parts per tile, for Decomposition::split_k
-  static constexpr int fixup_slices = 16;      // 11's estimate of what splitting costs, for Decomposition::hybrid
-  static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
+  static constexpr Decomposition decomposition = Decomposition::hybrid;  // 11's rule (README.md: measured)
+  static constexpr int split_k = 1;                                      // parts per tile, for Decomposition::split_k
+  static constexpr int fixup_slices = 16;            // 11's estimate of what splitting costs, for the hybrid rule
+  static constexpr int fixup_alone_units = 1 << 30;  // every split tile fixed up by one unit: partials are small
 };
 
 // What the configuration and the width imply, and the checks that name the knob at fault.
@@ -690,9 +691,10 @@ Plan plan_schedule(int m, int n, int k, int resident) {
 }
 
 // Bytes of workspace for a shape: 11's for the shapes it takes; here one partial (64 × width FP32)
-// and one flag per (slot, consumer). With the even deal, two slots per unit and one unit per
-// resident block: at most 132 × 2 × 2 × 64 KiB = 33 MiB at width 256 on a GPU of 132 SMs, 132 × 2 ×
-// 2 × 4 KiB = 2 MiB at width 16. Split-K in s parts (a variant): tiles · s slots.
+// and one flag per (slot, consumer). The step's aligned parts: one slot per unit, at most one unit
+// per resident block: at most 132 × 2 × 32 KiB = 8.25 MiB at width 128 on a GPU of 132 SMs, 132 × 2
+// × 4 KiB = 1 MiB at width 16. The even deal (a variant): two slots per unit, twice that; swap_all
+// at width 256: 64 KiB partials, 33 MiB.
 template <class Variant>
 std::size_t workspace_bytes(Shape shape) {
   if (shape.k % 8 != 0 || shape.n % 8 != 0) return 0;  // the fallback's shapes
@@ -744,18 +746,18 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, stream); });
 }
 
-// Variants, for the README's tables: the swap for every M, other schedules, the fixup by one block.
+// Variants, for the README's tables: the swap for every M, other schedules, the fixup shared.
 struct SwapAll : Config {
   static constexpr int swap_max_m = 1 << 30;
 };
 struct DataParallel : Config {
   static constexpr Decomposition decomposition = Decomposition::data_parallel;
 };
-struct Hybrid : Config {
-  static constexpr Decomposition decomposition = Decomposition::hybrid;
+struct StreamK : Config {
+  static constexpr Decomposition decomposition = Decomposition::stream_k;
 };
-struct FixupAlone : Config {
-  static constexpr int fixup_alone_units = 1 << 30;
+struct FixupShared : Config {
+  static constexpr int fixup_alone_units = 2;  // 11's: tiles of more than 2 units share their fixup
 };
 
 }  // namespace
@@ -764,7 +766,7 @@ struct FixupAlone : Config {
 // large squares) sees 11's tile, to which those go.
 WORKLOG_REGISTER_STEP(
     Step<__half>{"12_swap_ab", launch_config<Config>}
-        .adds("few rows of A: Cᵀ = Bᵀ·Aᵀ with M as the wgmma's n, K dealt over every SM; larger M as 11")
+        .adds("few rows of A: Cᵀ = Bᵀ·Aᵀ with M as the wgmma's n (M ≤ 128), K split over the SMs; larger M as 11")
         .reuses_tile(256, 256)
         .needs_compute_capability(90, 90)
         .needs_workspace(workspace_bytes<Config>)
@@ -772,9 +774,9 @@ WORKLOG_REGISTER_STEP(
                  workspace_bytes<SwapAll>)
         .variant("data_parallel", "whole tiles only: one block per tile", launch_config<DataParallel>,
                  workspace_bytes<DataParallel>)
-        .variant("hybrid", "11's rule: whole waves whole, the rest in aligned k-parts", launch_config<Hybrid>,
-                 workspace_bytes<Hybrid>)
-        .variant("fixup_alone", "every split tile fixed up by the unit holding its slice 0 alone",
-                 launch_config<FixupAlone>, workspace_bytes<FixupAlone>))
+        .variant("stream_k", "every tile's slices dealt evenly over all SMs", launch_config<StreamK>,
+                 workspace_bytes<StreamK>)
+        .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
+                 workspace_bytes<FixupShared>))
 
 }  // namespace worklog
