@@ -113,7 +113,7 @@ def parse_args(argv):
                         help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
     parser.add_argument("--steps", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
                         help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
-                             f"last step of each precision, the one before the last, and {PORTABLE_STEP}")
+                             f"last step of each precision, the two before the last, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
                         help="the Python that runs plots/peers.py (default: this one)")
@@ -304,8 +304,8 @@ def worklog_peers(args, failed, folder):
 
 def chosen_steps(args, steps, unsupported):
     """The steps of the shapes run: those --steps names, else the last step of each precision, the
-    step before the last of the tensor-core precision (so that the newest step is seen beside the
-    one it improves on), and PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot
+    two steps before the last of the tensor-core precision (so that the newest step is seen beside
+    the ones it improves on: the shapes chapter's steps each build on the one before), and PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot
     run are left out); newest first."""
     if args.steps is not None:
         chosen = []
@@ -332,7 +332,7 @@ def chosen_steps(args, steps, unsupported):
     last = {precision[s]: s for s in steps if s in precision}
     chosen = set(last.values()) | ({PORTABLE_STEP} if PORTABLE_STEP in precision else set())
     newest = [s for s in steps if s in precision and precision[s] == precision[steps[-1]]] if steps[-1] in precision else []
-    chosen |= set(newest[-2:])  # the newest step of the last precision and the one before it
+    chosen |= set(newest[-3:])  # the newest step of the last precision and the two before it
     return sorted(chosen, key=steps.index, reverse=True)
 
 

@@ -405,8 +405,8 @@ class ShapesModeTest(unittest.TestCase):
     def test_default_steps_cublas_peers_and_publish(self):
         code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--publish", self.root / "plots" / "results")
         self.assertEqual((code, stderr), (0, ""), stdout)
-        # Every step once on a tiny shape (its precision), then the last of each precision, the one
-        # before the last (09, beside 10), and 08.
+        # Every step once on a tiny shape (its precision), then the last of each precision, the two
+        # before the last (09 and 08, beside 10), and 08.
         self.assertIn("[probe 1/6] 01_naive 64x64x64\n", stdout)
         self.assertNotIn("fake 01_naive 64", stdout)  # the probes' own output is not shown
         self.assertIn("run_worklog: 7 shapes (8 corpus lines, ", stdout)
