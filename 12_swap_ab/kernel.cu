@@ -275,26 +275,38 @@ __device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std
          std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32 | std::uint64_t(1) << 62;
 }
 
-// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64n{width}k16
-// of Cᵀ = Bᵀ·Aᵀ. wgmma's A operand is this consumer's 64 columns of B (its own 64-column box, MN-major:
-// 128-byte rows of 64 n, one per k), k-step kk 16 rows further; its B operand is A's tile (K-major:
-// width rows of 64 k), k-step kk 32 bytes into each row. The caller commits the group and waits for it.
+// The descriptors of one consumer's operands in stage 0, k-step 0. wgmma's A operand is this
+// consumer's 64 columns of B (its own 64-column box, MN-major: 128-byte rows of 64 n, one per k); its
+// B operand is A's tile (K-major: width rows of 64 k).
+struct StageDescriptors {
+  std::uint64_t b, a;
+};
 template <class L>
-__device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], const unsigned char* a_tile,
-                                               const unsigned char* b_tile, int consumer) {
+__device__ __forceinline__ StageDescriptors stage0_descriptors(const unsigned char* a_tile0,
+                                                               const unsigned char* b_tile0, int consumer) {
+  // LAB BEGIN: The swapped operands. Build the descriptor of B's box (MN-major: the leading offset is the
+  // LAB: distance to a next 64-column box, unused with one box, the stride one atom of 8 k-rows) and the one
+  // LAB: of A's tile (K-major: leading unused, stride one atom of 8 rows).
+  return {matrix_descriptor(b_tile0 + consumer * L::b_box_bytes, L::b_box_bytes, swizzle_atom_bytes),
+          matrix_descriptor(a_tile0, 16, swizzle_atom_bytes)};
+  // LAB END
+}
+
+// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64n{width}k16
+// of Cᵀ = Bᵀ·Aᵀ, from the stage's descriptors. k-step kk lies 16 rows of 128 bytes further into B's
+// box and 32 bytes further into each row of A's tile: an addition to the descriptors' start address
+// (in 16-byte units, which nothing carries out of: shared memory is below 256 KiB). With a narrow n,
+// a wgmma is a few cycles of tensor-core work, so the instructions around it set the pace: nothing
+// here is computed per k-step but that addition (README.md: the counters). The caller commits the
+// group and waits for it.
+template <class L>
+__device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], StageDescriptors stage) {
   wgmma_fence();
   fence_registers(acc);
 #pragma unroll
-  for (int kk = 0; kk < L::block_tile_k / wgmma_k; ++kk) {
-    // LAB BEGIN: The swapped operands. Build the descriptor of B's box (MN-major: the leading offset is the
-    // LAB: distance to a next 64-column box, unused with one box, the stride one atom of 8 k-rows) and the one
-    // LAB: of A's tile (K-major: leading unused, stride one atom of 8 rows), then issue the wgmma.
-    const std::uint64_t b_desc = matrix_descriptor(b_tile + consumer * L::b_box_bytes + kk * wgmma_k * swizzle_bytes,
-                                                   L::b_box_bytes, swizzle_atom_bytes);
-    const std::uint64_t a_desc = matrix_descriptor(a_tile + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
-    wgmma_m64nk16_a_mn_major<L::block_tile_m>(acc, b_desc, a_desc);
-    // LAB END
-  }
+  for (int kk = 0; kk < L::block_tile_k / wgmma_k; ++kk)
+    wgmma_m64nk16_a_mn_major<L::block_tile_m>(acc, stage.b + (kk * wgmma_k * swizzle_bytes >> 4),
+                                              stage.a + (kk * wgmma_k * 2 >> 4));
 }
 
 // ---- Write back -----------------------------------------------------------------------------------
@@ -399,13 +411,12 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     // ---- Producer: copies for every segment of the walk, `stages` slices ahead of the consumers ---
     setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
-      int slice = 0;  // slices copied so far, over all segments: stage = slice % stages
+      int stage = 0, phase = 0;  // the ring of stages, over all segments: phase flips at each wrap
       Segment segment;
       for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) {
         const TileOrigin origin = tile_origin(segment.tile);
-        for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-          const int stage = slice % stages, use = slice / stages;
-          mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);  // first use: parity 1 counts as complete
+        for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
+          mbarrier_wait<EmptyWait>(&empty[stage], phase ^ 1, stage);  // first use: parity 1 counts as complete
           const int k0 = kt * block_tile_k;
           // A's box: width rows × 64 k (rows below M arrive as zeros); B's: 64 k × 64 columns per consumer.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
@@ -414,6 +425,7 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
           for (int j = 0; j < L::b_boxes; ++j)
             tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
                         k0);
+          if (++stage == stages) stage = 0, phase ^= 1;
         }
       }
     }
@@ -505,7 +517,10 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
       }
     };
 
-    int slice = 0;
+    // The ring of stages, as the producer walks it; the descriptors of stage 0 (stage s: s·stage_bytes further).
+    int stage = 0, phase = 0, previous = 0;
+    const StageDescriptors stage0 = stage0_descriptors<L>(a_tile(0), b_tile(0), consumer);
+    constexpr std::uint64_t stage_step = L::stage_bytes >> 4;
     int pending = 0;  // partials of the current unit not yet published (publish)
     float acc[L::accumulators];
     Segment segment;
@@ -513,18 +528,19 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
       const TileOrigin origin = tile_origin(segment.tile);
 #pragma unroll
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
-      for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-        const int stage = slice % stages, use = slice / stages;
-        mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
-        multiply_stage<L>(acc, a_tile(stage), b_tile(stage), consumer);
+      for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
+        mbarrier_wait<FullWait>(&full[stage], phase, stage);
+        multiply_stage<L>(acc, {stage0.b + stage * stage_step, stage0.a + stage * stage_step});
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
-        if (kt > segment.k_begin) release((slice - 1) % stages);
+        if (kt > segment.k_begin) release(previous);
+        previous = stage;
+        if (++stage == stages) stage = 0, phase ^= 1;
       }
       wgmma_wait_group<0>();
       fence_registers(acc);
-      release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
+      release(previous);  // the segment's last slice; the producer is already on the next
 
       const long long col0 = origin.col + consumer * wgmma_m;
       if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
