@@ -762,7 +762,8 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, stream); });
 }
 
-// Variants, for the README's tables: the swap for every M, other schedules, the fixup shared.
+// Variants, for the README's tables: the swap for every M, other schedules (whole tiles, the even
+// deal, split-K in 2 and 4 parts, over several rounds of units), the fixup shared.
 struct SwapAll : Config {
   static constexpr int swap_max_m = 1 << 30;
 };
@@ -771,6 +772,13 @@ struct DataParallel : Config {
 };
 struct StreamK : Config {
   static constexpr Decomposition decomposition = Decomposition::stream_k;
+};
+struct SplitK2 : Config {
+  static constexpr Decomposition decomposition = Decomposition::split_k;
+  static constexpr int split_k = 2;
+};
+struct SplitK4 : SplitK2 {
+  static constexpr int split_k = 4;
 };
 struct FixupShared : Config {
   static constexpr int fixup_alone_units = 2;  // 11's: tiles of more than 2 units share their fixup
@@ -792,6 +800,8 @@ WORKLOG_REGISTER_STEP(
                  workspace_bytes<DataParallel>)
         .variant("stream_k", "every tile's slices dealt evenly over all SMs", launch_config<StreamK>,
                  workspace_bytes<StreamK>)
+        .variant("split_k2", "every tile in 2 k-parts", launch_config<SplitK2>, workspace_bytes<SplitK2>)
+        .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
         .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
                  workspace_bytes<FixupShared>))
 
