@@ -727,9 +727,9 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (s.units > 0) {
     const std::size_t needed = plan.partial_bytes + plan.flag_bytes;
     if (!p.workspace || p.workspace_bytes < needed)
-      throw std::runtime_error("13_pad_unaligned: this shape needs " + std::to_string(needed) + " bytes of workspace, the " +
-                               "launch has " + std::to_string(p.workspace ? p.workspace_bytes : 0) +
-                               " (Step::needs_workspace, GemmProblem::workspace)");
+      throw std::runtime_error(
+          "13_pad_unaligned: this shape needs " + std::to_string(needed) + " bytes of workspace, the " + "launch has " +
+          std::to_string(p.workspace ? p.workspace_bytes : 0) + " (Step::needs_workspace, GemmProblem::workspace)");
     s.partials = static_cast<float4*>(p.workspace);
     s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
     s.epoch = next_epoch();
@@ -750,19 +750,7 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, stream); });
 }
 
-// Variants, for the README's tables: the swap for every M, other schedules, the fixup by one block.
-struct SwapAll : Config {
-  static constexpr int swap_max_m = 1 << 30;
-};
-struct DataParallel : Config {
-  static constexpr Decomposition decomposition = Decomposition::data_parallel;
-};
-struct Hybrid : Config {
-  static constexpr Decomposition decomposition = Decomposition::hybrid;
-};
-struct FixupAlone : Config {
-  static constexpr int fixup_alone_units = 1 << 30;
-};
+// (12's variants, the swap for every M and other schedules, are 12's: not copied.)
 
 // =================================================================================================
 // Step 13: operands whose rows TMA cannot describe. Everything above is 12's, copied forward; what
@@ -773,18 +761,18 @@ struct FixupAlone : Config {
 // ---- Configuration (13) ---------------------------------------------------------------------------
 // The knobs of the decision and of the two new kernels; README.md derives the first two.
 struct PadConfig {
-  static constexpr int in_place_max_m = 128;   // B's rows unaligned and M up to this: read in place, copy nothing
-  static constexpr int direct_c_max_k = 2048;  // M > swap_max_m and C's rows unaligned: up to this K the swap kernel
-                                               // writes C with ordinary stores; above it, 11 into a padded C
-  static constexpr int copy_threads = 256;     // threads per block of the copy kernels
-  static constexpr int copy_blocks_per_sm = 8;  // blocks per SM of the copy kernels (a grid-stride loop does the rest)
-  static constexpr int in_place_tile_n = 128;   // columns of C per in-place block: 32 per warp, 4 warps
-  static constexpr int in_place_tile_k = 32;    // k rows per stage: two k-steps of 16
-  static constexpr int in_place_stages = 6;     // stages of the in-place pipeline: 5 slices of B in flight
+  static constexpr int in_place_max_m = 128;     // B's rows unaligned and M up to this: read in place, copy nothing
+  static constexpr int direct_c_max_k = 2048;    // M > swap_max_m and C's rows unaligned: up to this K the swap kernel
+                                                 // writes C with ordinary stores; above it, 11 into a padded C
+  static constexpr int copy_threads = 256;       // threads per block of the copy kernels
+  static constexpr int copy_blocks_per_sm = 8;   // blocks per SM of the copy kernels (a grid-stride loop does the rest)
+  static constexpr int in_place_tile_n = 128;    // columns of C per in-place block: 32 per warp, 4 warps
+  static constexpr int in_place_tile_k = 32;     // k rows per stage: two k-steps of 16
+  static constexpr int in_place_stages = 6;      // stages of the in-place pipeline: 5 slices of B in flight
   static constexpr int in_place_max_split = 16;  // parts in k per column tile, at most
 };
 
-constexpr int halves_per_chunk = 8;   // one 16-byte chunk: what TMA, cp.async and the copy's stores move
+constexpr int halves_per_chunk = 8;             // one 16-byte chunk: what TMA, cp.async and the copy's stores move
 constexpr std::size_t scratch_alignment = 256;  // every buffer in the workspace starts on this boundary
 
 static_assert(PadConfig::in_place_max_m >= 0 && PadConfig::in_place_max_m <= 128,
@@ -907,7 +895,7 @@ void launch_pad_copy(const __half* source, long long rows, long long cols, __hal
 
 template <int width>
 struct InPlaceLayout : PadConfig {
-  static constexpr int threads = 128;  // 4 warps, each 32 columns of C: two 16-row blocks of Bᵀ
+  static constexpr int threads = 128;       // 4 warps, each 32 columns of C: two 16-row blocks of Bᵀ
   static constexpr int pieces = width / 8;  // mma n8 pieces of the M side
   static constexpr int b_chunks = in_place_tile_n / halves_per_chunk + 1;  // a row of 128 halves at any shift
   static constexpr int b_pitch = b_chunks * halves_per_chunk;              // halves per staged row of B
@@ -969,8 +957,12 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
   const long long a_total = (long long)p.m * p.k, b_total = (long long)p.k * p.n;
   // Where row r of the tile begins inside its staged row: its first element's offset from a 16-byte
   // boundary (mod 8, in unsigned arithmetic, which keeps the residue through any overflow).
-  auto b_shift = [&](long long k_row) { return int((unsigned(b_mis) + unsigned(k_row) * unsigned(p.n) + unsigned(n0)) & 7u); };
-  auto a_shift = [&](int m_row, long long k0) { return int((unsigned(a_mis) + unsigned(m_row) * unsigned(p.k) + unsigned(k0)) & 7u); };
+  auto b_shift = [&](long long k_row) {
+    return int((unsigned(b_mis) + unsigned(k_row) * unsigned(p.n) + unsigned(n0)) & 7u);
+  };
+  auto a_shift = [&](int m_row, long long k0) {
+    return int((unsigned(a_mis) + unsigned(m_row) * unsigned(p.k) + unsigned(k0)) & 7u);
+  };
 
   // Copies slice kt (k rows k0 … k0 + 31) into `stage`: B's 32 rows × 128 columns, A's width rows ×
   // 32 k; rows past K (B) or M (A) as zeros, without reading.
@@ -1004,7 +996,9 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-  auto pack = [](__half lo, __half hi) { return unsigned(__half_as_ushort(lo)) | unsigned(__half_as_ushort(hi)) << 16; };
+  auto pack = [](__half lo, __half hi) {
+    return unsigned(__half_as_ushort(lo)) | unsigned(__half_as_ushort(hi)) << 16;
+  };
 
   // The products of one stage: per k-step of 16, the Bᵀ fragments of the warp's two 16-column blocks
   // (mma's A: element (n, k) is B[k][n], row k at its shift) and Aᵀ's of every n8 piece (mma's B:
@@ -1013,7 +1007,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
     const long long k0 = (long long)kt * tile_k;
     const __half* bs = b_stage(stage);
     const __half* as = a_stage(stage);
-    const int k_left = int(std::min<long long>(tile_k, p.k - k0));
+    const int k_left = p.k - k0 < tile_k ? int(p.k - k0) : tile_k;
 #pragma unroll
     for (int ks = 0; ks < tile_k / 16; ++ks) {
       // The Bᵀ fragments of the warp's two blocks: rows 16ks + 2t + {0, 1, 8, 9} of the slice, each at its shift.
@@ -1065,7 +1059,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
   async_copy::wait_group<0>();
 
   // Element (i, j, e) of the accumulators is C[8j + 2t + (e & 1)][n0 + 32·warp + 16i + g + 8·(e >> 1)].
-  auto store = [&](int i, int j, const float (&v)[4]) {
+  auto store = [&](int i, int j, const float(&v)[4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const long long row = 8 * j + 2 * t + (e & 1), col = n0 + warp * 32 + i * 16 + g + 8 * (e >> 1);
@@ -1103,7 +1097,8 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
     for (int j = 0; j < L::pieces; ++j) {
       float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       for (int s = 0; s < plan.split; ++s) {
-        const float4 v = __ldcg(parts + (long long)s * L::partial_float4s + (i * L::pieces + j) * L::threads + threadIdx.x);
+        const float4 v =
+            __ldcg(parts + (long long)s * L::partial_float4s + (i * L::pieces + j) * L::threads + threadIdx.x);
         sum[0] += v.x;
         sum[1] += v.y;
         sum[2] += v.z;
@@ -1147,8 +1142,7 @@ InPlacePlan plan_in_place(Shape s) {
   plan.split = int(std::max<long long>(1, std::min<long long>({wanted, plan.k_tiles, L::in_place_max_split})));
   if ((long long)plan.col_tiles * plan.split > 2147483647LL) throw std::length_error("too many in-place blocks");
   plan.blocks = plan.col_tiles * plan.split;
-  plan.partial_bytes =
-      plan.split > 1 ? std::size_t(plan.blocks) * L::partial_float4s * sizeof(float4) : std::size_t(0);
+  plan.partial_bytes = plan.split > 1 ? std::size_t(plan.blocks) * L::partial_float4s * sizeof(float4) : std::size_t(0);
   plan.counter_bytes = plan.split > 1 ? std::size_t(plan.col_tiles) * sizeof(unsigned) : std::size_t(0);
   return plan;
 }
@@ -1173,8 +1167,8 @@ void launch_in_place(const GemmProblem<__half>& p, cudaStream_t stream) {
                                  " bytes of workspace, the launch has " +
                                  std::to_string(p.workspace ? p.workspace_bytes : 0));
       partials = static_cast<float4*>(p.workspace);
-      counters = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) +
-                                             round_up_scratch(plan.partial_bytes));
+      counters =
+          reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + round_up_scratch(plan.partial_bytes));
     }
     in_place_gemm<width><<<plan.blocks, L::threads, L::shared_bytes, stream>>>(p, plan, partials, counters);
     WORKLOG_CHECK_LAUNCH();
@@ -1203,8 +1197,8 @@ void launch_swapped_on(const GemmProblem<__half>& p, const __half* a, long long 
     s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
     s.epoch = next_epoch();
   }
-  const CUtensorMap a_map = make_tensor_map_2d(a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, a_cols, width, swizzle_halves,
-                                               CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, a_cols, width,
+                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   const CUtensorMap b_map = make_tensor_map_2d(b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, b_rows, b_cols, L::block_tile_k,
                                                swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<plan.blocks, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, s);
@@ -1233,9 +1227,9 @@ enum class Route {
 struct Padding {
   Route route = Route::aligned;
   bool pad_a = false, pad_b = false, stage_c = false;
-  long long k8 = 0, n8 = 0;                    // K and N rounded up to a multiple of 8
+  long long k8 = 0, n8 = 0;                              // K and N rounded up to a multiple of 8
   std::size_t a_offset = 0, b_offset = 0, c_offset = 0;  // the padded A (M × K8), B (K8 × N8), C (M × N8 FP32)
-  std::size_t rest_offset = 0, rest_bytes = 0;  // the aligned path's own workspace (partials and flags)
+  std::size_t rest_offset = 0, rest_bytes = 0;           // the aligned path's own workspace (partials and flags)
   std::size_t total = 0;
 };
 
@@ -1364,7 +1358,7 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
       q.beta = 0.0f;
       linked_step(large_m_step).launch(q, stream);
       unpad_c<<<copy_grid((long long)p.m * p.n), PadConfig::copy_threads, 0, stream>>>(c_padded, d.n8, p.c, p.m, p.n,
-                                                                                    p.beta);
+                                                                                       p.beta);
       WORKLOG_CHECK_LAUNCH();
       return;
     }
@@ -1399,7 +1393,7 @@ WORKLOG_REGISTER_STEP(
                  launch_padded<PadAlways>, padded_workspace_bytes<PadAlways>)
         .variant("c_staged", "C with unaligned rows always through a padded C and 11", launch_padded<CStaged>,
                  padded_workspace_bytes<CStaged>)
-        .variant("c_direct", "C with unaligned rows always written by the swap kernel's stores",
-                 launch_padded<CDirect>, padded_workspace_bytes<CDirect>))
+        .variant("c_direct", "C with unaligned rows always written by the swap kernel's stores", launch_padded<CDirect>,
+                 padded_workspace_bytes<CDirect>))
 
 }  // namespace worklog
