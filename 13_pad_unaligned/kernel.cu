@@ -1063,7 +1063,8 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const long long row = 8 * j + 2 * t + (e & 1), col = n0 + warp * 32 + i * 16 + g + 8 * (e >> 1);
-      if (row < p.m && col < p.n) store_c(p.c + row * p.n + col, v[e], p.alpha, p.beta);
+      const bool inside_c = col < p.n && row < p.m;
+      if (inside_c) store_c(&p.c[row * p.n + col], v[e], p.alpha, p.beta);
     }
   };
   if (plan.split == 1) {
@@ -1327,45 +1328,47 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   q.workspace = d.rest_bytes ? scratch + d.rest_offset : nullptr;
   q.workspace_bytes = d.rest_bytes;
   if (d.route == Route::in_place) return launch_in_place(q, stream);
-  // LAB BEGIN: The padded hand-off. Copy A (M × K → M × K8) and B (K × N → K8 × N8) into their buffers where
-  // LAB: d says so (launch_pad_copy), point q at them with q.k = K8, then launch: the swap kernel on the copies
-  // LAB: (launch_swapped_on, width from M; 256 for swap_direct_c), or 11 (linked_step(large_m_step)) with q.n =
-  // LAB: N8, q.c the padded C and beta 0 when C is staged, then unpad_c copies it out, adding beta·C.
   __half* a_padded = reinterpret_cast<__half*>(scratch + d.a_offset);
   __half* b_padded = reinterpret_cast<__half*>(scratch + d.b_offset);
+  float* c_padded = reinterpret_cast<float*>(scratch + d.c_offset);
+  // LAB BEGIN: The padded hand-off. Copy A (M × K → M × K8) and B (K × N → K8 × N8) into a_padded and b_padded
+  // LAB: where d says so (launch_pad_copy), then point q at the copies, with q.k = K8; when C is staged, q also
+  // LAB: writes alpha·A·B (beta 0) into c_padded, N8 columns a row. The launches below then solve q.
   if (d.pad_a) launch_pad_copy(p.a, p.m, p.k, a_padded, p.m, d.k8, stream);
   if (d.pad_b) launch_pad_copy(p.b, p.k, p.n, b_padded, d.k8, d.n8, stream);
   q.a = d.pad_a ? a_padded : p.a;
   q.b = d.pad_b ? b_padded : p.b;
   q.k = int(d.k8);
+  if (d.stage_c) {
+    q.n = int(d.n8);
+    q.c = c_padded;
+    q.beta = 0.0f;
+  }
+  // LAB END
   // B as the kernels read it: the padded copy (K8 × N8), or B itself (K rows: TMA reads the rows past K
-  // as zeros, and A's padded columns are zeros too).
+  // as zeros, and A's padded columns are zeros too). The swap kernel writes C through p's N.
   const long long b_rows = d.pad_b ? d.k8 : p.k, b_cols = d.pad_b ? d.n8 : p.n;
   switch (d.route) {
     case Route::swap_padded:
       with_width(p.m, [&](auto width) { launch_swapped_on<Config, width>(q, q.a, d.k8, q.b, b_rows, b_cols, stream); });
-      return;
+      break;
     case Route::swap_direct_c:
       launch_swapped_on<Config, 256>(q, q.a, d.k8, q.b, b_rows, b_cols, stream);
-      return;
+      break;
     case Route::stream_k_padded:
       linked_step(large_m_step).launch(q, stream);
-      return;
-    case Route::stream_k_staged_c: {
-      float* c_padded = reinterpret_cast<float*>(scratch + d.c_offset);
-      q.n = int(d.n8);
-      q.c = c_padded;
-      q.beta = 0.0f;
+      break;
+    case Route::stream_k_staged_c:
       linked_step(large_m_step).launch(q, stream);
+      // C = the padded C + beta·C, on C's own N columns.
       unpad_c<<<copy_grid((long long)p.m * p.n), PadConfig::copy_threads, 0, stream>>>(c_padded, d.n8, p.c, p.m, p.n,
                                                                                        p.beta);
       WORKLOG_CHECK_LAUNCH();
-      return;
-    }
-    default:
-      throw std::logic_error("13_pad_unaligned: unhandled route");
+      break;
+    case Route::aligned:
+    case Route::in_place:
+      break;  // launched above
   }
-  // LAB END
 }
 
 // Variants, for README.md's tables: each side of the decision forced.
