@@ -66,6 +66,19 @@ std::vector<Case> test_cases() {
       {128, 520, 2056},   // width 128, full
       {129, 264, 1032},   // width 256
       {100, 1001, 3001},  // odd N and K: the path for shapes TMA cannot describe
+      // Shapes for unaligned operands (13: padded into the workspace, or read in place for few rows), with
+      // K and N of every residue mod 8 between them, odd M, tiny K, and M on both sides of the in-place limit.
+      {33, 130, 515},     // N ≡ 2, K ≡ 3 (mod 8): few rows, read in place, K in parts
+      {128, 1027, 2054},  // N ≡ 3, K ≡ 6: the in-place kernel's widest tile
+      {129, 1028, 2052},  // N ≡ 4, K ≡ 4: one row more, A and B padded for the swap kernel
+      {64, 1029, 1031},   // N ≡ 5, K ≡ 7: in place
+      {200, 1030, 1029},  // N ≡ 6, K ≡ 5: padded, swap kernel
+      {256, 1031, 1026},  // N ≡ 7, K ≡ 2: padded, the swap kernel's widest tile
+      {7, 4096, 1},       // K = 1, N aligned: A padded, B read by TMA where it is (K rows)
+      {300, 280, 17},     // K ≡ 1, M above the swap: A and B padded (K8 rows of B) for 11
+      {300, 259, 3},      // tiny K, N ≡ 3: C written by the swap kernel's stores at M > 256
+      {517, 263, 2050},   // N ≡ 7, K ≡ 2 above the direct-C limit: 11 into a padded C, copied out
+      {1, 4097, 33},      // one row, N ≡ 1: in place
   };
   std::vector<Case> cases;
   for (const Shape& s : shapes) {
@@ -129,8 +142,9 @@ void check_step(const Step<Input>& step) {
 
 // The same inputs give the same bits, run after run. Every step once more on a cheap shape; a step
 // that needs a workspace (11, 12: tiles split between units, their partials added up in a fixed
-// order) 20 times on each shape that splits: one whose single tile is split over every unit, and a
-// few rows of A whose 8 tiles of 129 slices are dealt over every unit.
+// order) 20 times on each shape that splits: one whose single tile is split over every unit, a
+// few rows of A whose 8 tiles of 129 slices are dealt over every unit, and the same with N and K odd
+// (13: read in place, K in parts added up by the block that finishes last).
 template <class Input>
 void check_determinism(const Step<Input>& step) {
   cudaDeviceProp prop{};
@@ -140,7 +154,7 @@ void check_determinism(const Step<Input>& step) {
     return;
   }
   std::vector<Shape> shapes;
-  for (const Shape split : {Shape{256, 256, 8200}, Shape{16, 1024, 8200}})
+  for (const Shape split : {Shape{256, 256, 8200}, Shape{16, 1024, 8200}, Shape{16, 1025, 8199}})
     if (step.workspace_bytes(split) > 0) shapes.push_back(split);
   const int runs = shapes.empty() ? 2 : 20;
   if (shapes.empty()) shapes.push_back({129, 136, 520});
@@ -161,6 +175,46 @@ void check_determinism(const Step<Input>& step) {
       for (std::size_t i = 0; i < out.size(); ++i) differ += std::memcmp(&out[i], &first[i], sizeof(float)) != 0;
       CHECK_MESSAGE(differ == 0, "run " << run << ": " << differ << " element(s) differ in their bits from run 0");
     }
+  }
+}
+
+// Operands whose pointers are one element past the start of an allocation: no row of A or B starts
+// on a 16-byte boundary, whatever K and N. Every step from 07 on checks its pointers' alignment
+// (05 and 06 load WMMA fragments straight from global memory when K and N are multiples of 8,
+// trusting cudaMalloc's alignment). The same inputs, copied one element in, against cuBLAS on the
+// originals. Shapes: aligned ones (a pointer alone unaligned), few rows, both sides of the swap, tiny K,
+// and a C staged through a padded copy (13's paths).
+template <class Input>
+void check_offset_operands(const Step<Input>& step) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (const auto refusal = unsupported_gpu(step, prop)) {
+    MESSAGE("not run: " << refusal->message);
+    return;
+  }
+  if (std::stoi(step.name.substr(0, 2)) < 7) {
+    MESSAGE("not run: steps before 07 assume operands where cudaMalloc puts them");
+    return;
+  }
+  CublasHandle cublas;
+  const std::vector<Shape> shapes = {{67, 53, 64},      {16, 1024, 1032}, {300, 264, 72},
+                                     {129, 1028, 2052}, {300, 280, 17},   {517, 263, 2050}};
+  for (const Shape& s : shapes) {
+    CAPTURE(describe({s, 1.0f, 0.5f, InitialC::random}));
+    GemmData<Input> data(s, 9, InitialC::random, true, step.workspace_bytes(s));
+    data.compute_reference(cublas.get(), 1.0f, 0.5f);
+    GemmProblem<Input> p = data.problem(1.0f, 0.5f);
+    const std::size_t a_count = std::size_t(s.m) * s.k, b_count = std::size_t(s.k) * s.n;
+    DeviceBuffer<Input> a(a_count + 1), b(b_count + 1);
+    CUDA_CHECK(cudaMemcpy(a.data() + 1, p.a, a_count * sizeof(Input), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(b.data() + 1, p.b, b_count * sizeof(Input), cudaMemcpyDeviceToDevice));
+    p.a = a.data() + 1;
+    p.b = b.data() + 1;
+    step.launch(p, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const CheckResult r = data.check(1.0f, 0.5f);
+    CHECK_MESSAGE(r.pass, r.bad_count << " element(s) off cuBLAS; first at (" << r.first_bad_row << ", "
+                                      << r.first_bad_col << "): expected " << r.expected << ", got " << r.obtained);
   }
 }
 
@@ -194,6 +248,10 @@ TEST_CASE("step") {
 
 TEST_CASE("determinism") {
   check_selected_steps([](const auto& step) { check_determinism(step); });
+}
+
+TEST_CASE("offset operands") {
+  check_selected_steps([](const auto& step) { check_offset_operands(step); });
 }
 
 TEST_CASE("checker: the reference itself agrees with the CPU double reference") {
