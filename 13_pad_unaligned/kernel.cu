@@ -778,8 +778,8 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
 // ---- Configuration (13) ---------------------------------------------------------------------------
 // The knobs of the decision and of the two new kernels; README.md derives the first two.
 struct PadConfig {
-  static constexpr int in_place_max_m = 128;     // B's rows unaligned and M up to this: read in place, copy nothing
-  static constexpr int direct_c_max_k = 2048;    // M > swap_max_m and C's rows unaligned: up to this K the swap kernel
+  static constexpr int in_place_max_m = 32;  // B's rows unaligned and M up to this: read in place (README.md: measured)
+  static constexpr int direct_c_max_k = 4096;    // M > swap_max_m and C's rows unaligned: up to this K the swap kernel
                                                  // writes C with ordinary stores; above it, 11 into a padded C
   static constexpr int copy_threads = 256;       // threads per block of the copy kernels
   static constexpr int copy_blocks_per_sm = 8;   // blocks per SM of the copy kernels (a grid-stride loop does the rest)

@@ -16,7 +16,7 @@ there) run at --size too, and the table gains their rows (peers.csv); a peer tha
 (--peer-python) cannot run is a row saying "not available", and not a failure.
 
 --shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
-(default: the last step of each precision, the step before the last, and 08_mma_ldmatrix, found by
+(default: the last step of each precision, the two steps before the last, and 08_mma_ldmatrix, found by
 running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
 then each peer likewise; and

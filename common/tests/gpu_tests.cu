@@ -68,16 +68,16 @@ std::vector<Case> test_cases() {
       {100, 1001, 3001},  // odd N and K: the path for shapes TMA cannot describe
       // Shapes for unaligned operands (13: padded into the workspace, or read in place for few rows), with
       // K and N of every residue mod 8 between them, odd M, tiny K, and M on both sides of the in-place limit.
-      {33, 130, 515},     // N ≡ 2, K ≡ 3 (mod 8): few rows, read in place, K in parts
-      {128, 1027, 2054},  // N ≡ 3, K ≡ 6: the in-place kernel's widest tile
+      {32, 130, 515},     // N ≡ 2, K ≡ 3 (mod 8): few rows, read in place (its widest tile used), K in parts
+      {128, 1027, 2054},  // N ≡ 3, K ≡ 6: above the in-place limit, A and B padded for the swap kernel
       {129, 1028, 2052},  // N ≡ 4, K ≡ 4: one row more, A and B padded for the swap kernel
-      {64, 1029, 1031},   // N ≡ 5, K ≡ 7: in place
+      {33, 1029, 1031},   // N ≡ 5, K ≡ 7: one row above the in-place limit: padded
       {200, 1030, 1029},  // N ≡ 6, K ≡ 5: padded, swap kernel
       {256, 1031, 1026},  // N ≡ 7, K ≡ 2: padded, the swap kernel's widest tile
       {7, 4096, 1},       // K = 1, N aligned: A padded, B read by TMA where it is (K rows)
       {300, 280, 17},     // K ≡ 1, M above the swap: A and B padded (K8 rows of B) for 11
       {300, 259, 3},      // tiny K, N ≡ 3: C written by the swap kernel's stores at M > 256
-      {517, 263, 2050},   // N ≡ 7, K ≡ 2 above the direct-C limit: 11 into a padded C, copied out
+      {517, 263, 4100},   // N ≡ 7, K ≡ 4 above the direct-C limit: 11 into a padded C, copied out
       {1, 4097, 33},      // one row, N ≡ 1: in place
   };
   std::vector<Case> cases;
