@@ -32,9 +32,11 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
 
   const TileOrigin tile = block_tile_origin(p.n, fragment_size, fragment_size);
   const long long rows_left = p.m - tile.row, cols_left = p.n - tile.col;
-  // Rows of A (B) start 32-byte aligned when K (N) is a multiple of 8 halves (cudaMalloc aligns
-  // the base, tile origins are multiples of 16): then interior fragments load straight from memory.
-  const bool a_direct = p.k % 8 == 0, b_direct = p.n % 8 == 0;
+  // wmma loads need 32-byte aligned fragments. With K (N) a multiple of 8 halves and tile origins
+  // multiples of 16 rows and columns, every fragment of A (B) starts a multiple of 256 bytes from
+  // the base: interior fragments load straight from memory when the base itself is 32-byte aligned
+  // (cudaMalloc's are; a pointer into the middle of an allocation may not be).
+  const bool a_direct = p.k % 8 == 0 && is_aligned(p.a, 32), b_direct = p.n % 8 == 0 && is_aligned(p.b, 32);
 
   Accumulator acc;
   wmma::fill_fragment(acc, 0.0f);

@@ -53,7 +53,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
   // A warp whose whole tile lies outside C has nothing to do. The kernel has no block-wide
   // barrier, so it may leave early.
   if (row >= p.m || col >= p.n) return;
-  const bool a_direct = p.k % 8 == 0, b_direct = p.n % 8 == 0;
+  // As in 05: fragments straight from memory when they are 32-byte aligned.
+  const bool a_direct = p.k % 8 == 0 && is_aligned(p.a, 32), b_direct = p.n % 8 == 0 && is_aligned(p.b, 32);
 
   Accumulator acc[fragments_m][fragments_n];
 #pragma unroll

@@ -19,6 +19,12 @@ namespace worklog {
 // elsewhere).
 inline constexpr int max_shared_bytes_per_block = 227 * 1024;
 
+// Whether `pointer` lies on a multiple of `bytes` (a power of two): the alignment that vector loads,
+// wmma fragments and copies of 16-byte chunks need of their addresses.
+__host__ __device__ inline bool is_aligned(const void* pointer, std::uintptr_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
+
 // The 32-bit shared-memory address that PTX's shared-memory operands take.
 __device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));

@@ -179,21 +179,16 @@ void check_determinism(const Step<Input>& step) {
 }
 
 // Operands whose pointers are one element past the start of an allocation: no row of A or B starts
-// on a 16-byte boundary, whatever K and N. Every step from 07 on checks its pointers' alignment
-// (05 and 06 load WMMA fragments straight from global memory when K and N are multiples of 8,
-// trusting cudaMalloc's alignment). The same inputs, copied one element in, against cuBLAS on the
-// originals. Shapes: aligned ones (a pointer alone unaligned), few rows, both sides of the swap, tiny K,
-// and a C staged through a padded copy (13's paths).
+// on a 16-byte boundary, whatever K and N: every step must check its pointers' alignment before a
+// vector load, a wmma fragment load or a copy of 16-byte chunks. The same inputs, copied one element in, against cuBLAS
+// on the originals. Shapes: aligned ones (a pointer alone unaligned), few rows, both sides of the swap, tiny K, and a C
+// staged through a padded copy (13's paths).
 template <class Input>
 void check_offset_operands(const Step<Input>& step) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (const auto refusal = unsupported_gpu(step, prop)) {
     MESSAGE("not run: " << refusal->message);
-    return;
-  }
-  if (std::stoi(step.name.substr(0, 2)) < 7) {
-    MESSAGE("not run: steps before 07 assume operands where cudaMalloc puts them");
     return;
   }
   CublasHandle cublas;
