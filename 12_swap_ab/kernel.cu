@@ -729,8 +729,19 @@ unsigned next_epoch() {
   return epoch;
 }
 
+// A and B as the copy engine reads them: A's rows of a_cols halves, B's b_rows rows of b_cols. Here
+// the operands themselves (K, K, N); a later step hands over padded copies, whose rows are longer
+// than the problem's K and N (C, written with ordinary stores, keeps the problem's N).
+struct SwapOperands {
+  const __half* a;
+  long long a_cols;
+  const __half* b;
+  long long b_rows, b_cols;
+};
+SwapOperands operands_of(const GemmProblem<__half>& p) { return {p.a, p.k, p.b, p.k, p.n}; }
+
 template <class Variant, int width>
-void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
+void launch_swapped(const GemmProblem<__half>& p, const SwapOperands& operands, cudaStream_t stream) {
   using L = Layout<Variant, width>;
   constexpr auto kernel = swap_ab_gemm<Variant, width>;
   arm_watchdog();
@@ -746,11 +757,12 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
     s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
     s.epoch = next_epoch();
   }
-  // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, width, swizzle_halves,
-                                               CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  // A: M rows, copied in boxes of width rows × 64 k. B: boxes of 64 k × 64 columns.
+  const CUtensorMap a_map = make_tensor_map_2d(operands.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, operands.a_cols,
+                                               width, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map =
+      make_tensor_map_2d(operands.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, operands.b_rows, operands.b_cols,
+                         L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<plan.blocks, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, s);
   WORKLOG_CHECK_LAUNCH();
 }
@@ -759,7 +771,7 @@ template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p)) return linked_step(unaligned_fallback).launch(p, stream);
   if (p.m > Variant::swap_max_m) return linked_step(large_m_step).launch(p, stream);
-  with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, stream); });
+  with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, operands_of(p), stream); });
 }
 
 // Variants, for the README's tables: the swap for every M, other schedules (whole tiles, the even

@@ -734,8 +734,19 @@ unsigned next_epoch() {
   return epoch;
 }
 
+// A and B as the copy engine reads them: A's rows of a_cols halves, B's b_rows rows of b_cols. Here
+// the operands themselves (K, K, N); a later step hands over padded copies, whose rows are longer
+// than the problem's K and N (C, written with ordinary stores, keeps the problem's N).
+struct SwapOperands {
+  const __half* a;
+  long long a_cols;
+  const __half* b;
+  long long b_rows, b_cols;
+};
+SwapOperands operands_of(const GemmProblem<__half>& p) { return {p.a, p.k, p.b, p.k, p.n}; }
+
 template <class Variant, int width>
-void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
+void launch_swapped(const GemmProblem<__half>& p, const SwapOperands& operands, cudaStream_t stream) {
   using L = Layout<Variant, width>;
   constexpr auto kernel = swap_ab_gemm<Variant, width>;
   arm_watchdog();
@@ -751,11 +762,12 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
     s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
     s.epoch = next_epoch();
   }
-  // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, width, swizzle_halves,
-                                               CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  // A: M rows, copied in boxes of width rows × 64 k. B: boxes of 64 k × 64 columns.
+  const CUtensorMap a_map = make_tensor_map_2d(operands.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, operands.a_cols,
+                                               width, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map =
+      make_tensor_map_2d(operands.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, operands.b_rows, operands.b_cols,
+                         L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<plan.blocks, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, s);
   WORKLOG_CHECK_LAUNCH();
 }
@@ -764,7 +776,7 @@ template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p)) return linked_step(unaligned_fallback).launch(p, stream);
   if (p.m > Variant::swap_max_m) return linked_step(large_m_step).launch(p, stream);
-  with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, stream); });
+  with_width(p.m, [&](auto width) { launch_swapped<Variant, width>(p, operands_of(p), stream); });
 }
 
 // (12's variants, the swap for every M and other schedules, are 12's: not copied.)
@@ -1193,36 +1205,6 @@ void launch_in_place(const GemmProblem<__half>& p, cudaStream_t stream) {
   });
 }
 
-// ---- The swap kernel on operands described by the caller ---------------------------------------------
-// 12's launch_swapped, with A's and B's tensor maps made from the padded copies (or B where it is):
-// the kernel reads A and B through the maps alone and C through p (p.n, the real N), so C keeps its
-// row stride while B's rows are padded to N8. p.k is K8: the same ⌈K / 64⌉ slices as K.
-template <class Variant, int width>
-void launch_swapped_on(const GemmProblem<__half>& p, const __half* a, long long a_cols, const __half* b,
-                       long long b_rows, long long b_cols, cudaStream_t stream) {
-  using L = Layout<Variant, width>;
-  constexpr auto kernel = swap_ab_gemm<Variant, width>;
-  arm_watchdog();
-  Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident_blocks<Variant, width>());
-  Schedule& s = plan.schedule;
-  if (s.units > 0) {
-    const std::size_t needed = plan.partial_bytes + plan.flag_bytes;
-    if (!p.workspace || p.workspace_bytes < needed)
-      throw std::runtime_error("13_pad_unaligned: this shape needs " + std::to_string(needed) +
-                               " bytes of workspace for the swap kernel, the launch has " +
-                               std::to_string(p.workspace ? p.workspace_bytes : 0));
-    s.partials = static_cast<float4*>(p.workspace);
-    s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
-    s.epoch = next_epoch();
-  }
-  const CUtensorMap a_map = make_tensor_map_2d(a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, a_cols, width,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, b_rows, b_cols, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  kernel<<<plan.blocks, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, s);
-  WORKLOG_CHECK_LAUNCH();
-}
-
 // Bytes of the swap kernel's workspace at a given width (12's workspace_bytes picks the width from M).
 template <int width>
 std::size_t swap_workspace_bytes(Shape s) {
@@ -1367,10 +1349,10 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   const long long b_rows = d.pad_b ? d.k8 : p.k, b_cols = d.pad_b ? d.n8 : p.n;
   switch (d.route) {
     case Route::swap_padded:
-      with_width(p.m, [&](auto width) { launch_swapped_on<Config, width>(q, q.a, d.k8, q.b, b_rows, b_cols, stream); });
+      with_width(p.m, [&](auto width) { launch_swapped<Config, width>(q, {q.a, d.k8, q.b, b_rows, b_cols}, stream); });
       break;
     case Route::swap_direct_c:
-      launch_swapped_on<Config, 256>(q, q.a, d.k8, q.b, b_rows, b_cols, stream);
+      launch_swapped<Config, 256>(q, {q.a, d.k8, q.b, b_rows, b_cols}, stream);
       break;
     case Route::stream_k_padded:
       linked_step(large_m_step).launch(q, stream);
