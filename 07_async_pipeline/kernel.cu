@@ -49,10 +49,12 @@ struct Config {
   static constexpr int warp_tile_n = 64;    // a warp's columns: 16 accumulators (128 floats) per thread, as in 06
   static constexpr int stages = 4;          // pipeline buffers: 3 slices in flight while one is multiplied
   static constexpr int group_rows = 8;      // grouped block order: tile rows per group (1 = row-major)
+  static constexpr int row_padding = 8;     // halves (16 bytes) added to every shared row: no bank conflicts
+  static constexpr bool asynchronous_copies = true;  // cp.async; false: 16-byte load, then store (variant)
+  static constexpr bool staged_epilogue = true;      // C out through shared memory, whole rows (variant: direct)
 };
 
 constexpr int chunk_halves = 8;  // one 16-byte copy
-constexpr int row_padding = 8;   // halves (16 bytes) added to every shared-memory row of A and B
 
 // The shared memory of one configuration: `stages` buffers, each the A tile (block_tile_m rows of
 // block_tile_k halves) followed by the B tile (block_tile_k rows of block_tile_n halves), every
@@ -60,13 +62,15 @@ constexpr int row_padding = 8;   // halves (16 bytes) added to every shared-memo
 template <class Config>
 struct Layout : Config {
   using Config::block_tile_m, Config::block_tile_n, Config::block_tile_k, Config::warp_tile_m, Config::warp_tile_n,
-      Config::stages;
+      Config::stages, Config::row_padding;
   static_assert(warp_tile_m % fragment_size == 0, "warp_tile_m must be a multiple of 16 (the WMMA fragment)");
   static_assert(warp_tile_n % fragment_size == 0, "warp_tile_n must be a multiple of 16 (the WMMA fragment)");
   static_assert(block_tile_m % warp_tile_m == 0, "block_tile_m must be a multiple of warp_tile_m");
   static_assert(block_tile_n % warp_tile_n == 0, "block_tile_n must be a multiple of warp_tile_n");
   static_assert(block_tile_k % fragment_size == 0, "block_tile_k must be a multiple of 16 (one WMMA k-step)");
   static_assert(stages >= 2, "stages must be at least 2: one slice in flight while another is multiplied");
+  static_assert(row_padding % chunk_halves == 0,
+                "row_padding must be a multiple of 8 halves: every shared row must start on a 16-byte boundary");
 
   static constexpr int warps_n = block_tile_n / warp_tile_n;
   static constexpr int warps = (block_tile_m / warp_tile_m) * warps_n;
@@ -114,6 +118,21 @@ __device__ __forceinline__ CopyPosition copy_position(int e) {
   return {group * 8 + in_group % 8, in_group / 8};
 }
 
+// One 16-byte chunk of a tile into shared memory (async_copy::copy_chunk's arguments). The step
+// copies by cp.async; the variant sync_copies (Config::asynchronous_copies false) moves aligned
+// chunks by an ordinary 16-byte load into registers and a store from them, as 06 and earlier steps
+// would, so that the store waits for the load: the same bytes, the same places, only synchronous.
+template <class Config, bool aligned>
+__device__ __forceinline__ void copy_tile_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
+  if constexpr (aligned && !Config::asynchronous_copies) {
+    uint4 chunk = make_uint4(0, 0, 0, 0);  // zeros outside the matrix, as cp.async's zero fill
+    if (valid > 0) chunk = *reinterpret_cast<const uint4*>(src);
+    *reinterpret_cast<uint4*>(dst) = chunk;
+  } else {
+    async_copy::copy_chunk<aligned>(dst, src, valid, fallback);
+  }
+}
+
 // aligned: A's and B's rows start on 16-byte boundaries (K and N multiples of 8, 16-byte-aligned
 // base pointers), so tiles move by cp.async; otherwise by element-wise loads (async_copy.cuh).
 template <class Config, bool aligned>
@@ -150,19 +169,19 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
     __half* const b_tile = a_tile + L::a_tile_halves;
     // LAB BEGIN: Start this thread's 16-byte copies of the slice into a_tile and b_tile (padded rows): copies
     // LAB: threadIdx.x + j·threads, a_copies of A and b_copies of B, placed by copy_position, each by
-    // LAB: async_copy::copy_chunk<aligned> with the number of halves inside the matrix (0 outside: zero fill).
+    // LAB: copy_tile_chunk<Config, aligned> with the number of halves inside the matrix (0 outside: zero fill).
 #pragma unroll
     for (int j = 0; j < L::a_copies; ++j) {
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
       const int k = c.chunk * chunk_halves;
-      async_copy::copy_chunk<aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.k + k0 + k,
+      copy_tile_chunk<Config, aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.k + k0 + k,
                                       c.row < rows_in ? k_in - k : 0, p.a);
     }
 #pragma unroll
     for (int j = 0; j < L::b_copies; ++j) {
       const CopyPosition c = copy_position<L::b_chunks_per_row>(threadIdx.x + j * L::threads);
       const int n = c.chunk * chunk_halves;
-      async_copy::copy_chunk<aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
+      copy_tile_chunk<Config, aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
                                       c.row < k_in ? cols_in - n : 0, p.b);
     }
     // LAB END
@@ -244,7 +263,31 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
                        p.alpha * acc.z + p.beta * old.z, p.alpha * acc.w + p.beta * old.w);
   };
   constexpr int pieces_per_row = warp_tile_n / 4, pieces = fragment_size * pieces_per_row;
-  if (warp_cols_in > 0) {
+  // The variant direct_store (Config::staged_epilogue false) skips the staging where it can: a warp
+  // tile wholly inside C, with rows that keep every accumulator's 16 × 16 piece 32-byte aligned (N a
+  // multiple of 8, C 32-byte aligned, as wmma::store_matrix_sync requires), goes straight from the
+  // accumulators to C, alpha and beta applied element by element (C loaded as an accumulator has the
+  // same element order). Each lane then writes 8-byte pieces scattered over 16 rows.
+  const bool direct = !Config::staged_epilogue && row0 + warp_tile_m <= p.m && col0 + warp_tile_n <= p.n &&
+                      p.n % 8 == 0 && is_aligned(p.c, 32);
+  if (direct) {
+#pragma unroll
+    for (int i = 0; i < fragments_m; ++i)
+#pragma unroll
+      for (int j = 0; j < fragments_n; ++j) {
+        float* const dst = p.c + (row0 + i * fragment_size) * p.n + col0 + j * fragment_size;
+        if (p.beta != 0.0f) {
+          Accumulator old;
+          wmma::load_matrix_sync(old, dst, unsigned(p.n), wmma::mem_row_major);
+#pragma unroll
+          for (int e = 0; e < old.num_elements; ++e) acc[i][j].x[e] = p.alpha * acc[i][j].x[e] + p.beta * old.x[e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] *= p.alpha;
+        }
+        wmma::store_matrix_sync(dst, acc[i][j], unsigned(p.n), wmma::mem_row_major);
+      }
+  } else if (warp_cols_in > 0) {
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i) {
       const long long r0 = row0 + i * fragment_size;
@@ -305,6 +348,16 @@ struct RowMajor : Config {
 struct Tile128x256 : Config {
   static constexpr int block_tile_n = 256, block_tile_k = 64;
 };
+// Variants that leave one technique out (README.md: what each contributes).
+struct NoPadding : Config {
+  static constexpr int row_padding = 0;
+};
+struct SyncCopies : Config {
+  static constexpr bool asynchronous_copies = false;
+};
+struct DirectStore : Config {
+  static constexpr bool staged_epilogue = false;
+};
 
 }  // namespace
 
@@ -318,6 +371,11 @@ WORKLOG_REGISTER_STEP(Step<__half>{"07_async_pipeline", launch_config<Config>}
                           .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
                           .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
                           .variant("tile_128x256", "128 x 256 tiles of 8 warps, K slices of 64, 4 stages",
-                                   launch_config<Tile128x256>, Tile128x256::block_tile_m, Tile128x256::block_tile_n))
+                                   launch_config<Tile128x256>, Tile128x256::block_tile_m, Tile128x256::block_tile_n)
+                          .variant("no_padding", "shared rows not padded (bank conflicts)", launch_config<NoPadding>)
+                          .variant("sync_copies", "16-byte load, then store, instead of cp.async",
+                                   launch_config<SyncCopies>)
+                          .variant("direct_store", "accumulators stored straight to C, not staged",
+                                   launch_config<DirectStore>))
 
 }  // namespace worklog

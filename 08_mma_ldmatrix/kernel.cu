@@ -48,6 +48,8 @@ struct Config {
   static constexpr int warp_tile_n = 64;    // a warp's columns: 8 B fragments; 128 accumulator floats per thread
   static constexpr int stages = 4;          // pipeline buffers: 192 KiB of shared memory, 3 slices in flight
   static constexpr int group_rows = 8;      // grouped block order: tile rows per group (1 = row-major)
+  static constexpr bool swizzled = true;    // chunks XOR-swizzled in dense rows; false: 07's 16-byte padding
+  static constexpr int fragment_sets = 2;   // fragments of k-step s+1 load while s multiplies; 1: load, then use
 };
 // The element-wise path (rows not 16-byte aligned) keeps slices of 32: with 64 its loads spill
 // registers (ptxas reports spill stores).
@@ -62,7 +64,7 @@ constexpr bool power_of_two(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // The shared memory of one configuration: `stages` buffers, each the A tile (block_tile_m rows of
 // block_tile_k halves) followed by the B tile (block_tile_k rows of block_tile_n halves), both
-// dense and swizzled.
+// dense and swizzled (or, in the variant `padded`, with 07's 16 bytes of padding after each row).
 template <class Config>
 struct Layout : Config {
   using Config::block_tile_m, Config::block_tile_n, Config::block_tile_k, Config::warp_tile_m, Config::warp_tile_n,
@@ -75,6 +77,8 @@ struct Layout : Config {
   static_assert(block_tile_k % (2 * mma_k) == 0,
                 "block_tile_k must be a multiple of 32: two k-steps of 16 alternate between two fragment sets");
   static_assert(stages >= 2, "stages must be at least 2: one slice in flight while another is multiplied");
+  static_assert(Config::fragment_sets == 1 || Config::fragment_sets == 2,
+                "fragment_sets must be 2 (register double buffering) or 1 (each k-step loaded, then multiplied)");
 
   static constexpr int warps_n = block_tile_n / warp_tile_n;
   static constexpr int warps = (block_tile_m / warp_tile_m) * warps_n;
@@ -87,14 +91,21 @@ struct Layout : Config {
                 "block_tile_k / 8 must be a power of two (the swizzle XORs chunk indices)");
   static_assert(power_of_two(b_chunks_per_row),
                 "block_tile_n / 8 must be a power of two (the swizzle XORs chunk indices)");
-  static constexpr int a_row_bytes = block_tile_k * 2;
-  static constexpr int b_row_bytes = block_tile_n * 2;
+  static constexpr int row_padding = Config::swizzled ? 0 : chunk_halves;  // halves after each shared row
+  static constexpr int a_pitch = block_tile_k + row_padding;  // halves from one shared row of A to the next
+  static constexpr int b_pitch = block_tile_n + row_padding;
+  static constexpr int a_row_bytes = a_pitch * 2;
+  static constexpr int b_row_bytes = b_pitch * 2;
   static constexpr int a_tile_bytes = block_tile_m * a_row_bytes;
   static constexpr int stage_bytes = a_tile_bytes + block_tile_k * b_row_bytes;
   static constexpr int shared_bytes = stages * stage_bytes;
   static_assert(shared_bytes <= max_shared_bytes_per_block,
                 "stages * (A tile + B tile) exceeds the 227 KiB of shared memory a block may have (sm_90): "
                 "lower stages, block_tile_k or the block tile");
+  // Where logical chunk `chunk` of row `row` is stored in that row: swizzled, or in place when padded.
+  __device__ static int chunk_slot(int row, int chunk, int chunks_per_row) {
+    return Config::swizzled ? swizzled_chunk(row, chunk, chunks_per_row) : chunk;
+  }
 
   static constexpr int a_copies = block_tile_m * a_chunks_per_row / threads;  // 16-byte copies per thread per slice
   static constexpr int b_copies = block_tile_k * b_chunks_per_row / threads;
@@ -164,14 +175,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
     for (int j = 0; j < L::a_copies; ++j) {
       const int row = a_first_row + j * a_rows_per_pass;
       async_copy::copy_chunk<aligned>(
-          a_tile + row * block_tile_k + swizzled_chunk(row, a_chunk, L::a_chunks_per_row) * chunk_halves,
+          a_tile + row * L::a_pitch + L::chunk_slot(row, a_chunk, L::a_chunks_per_row) * chunk_halves,
           a_src + j * a_rows_per_pass * (long long)p.k + k0, row < rows_in ? k_in - a_chunk * chunk_halves : 0, p.a);
     }
 #pragma unroll
     for (int j = 0; j < L::b_copies; ++j) {
       const int row = b_first_row + j * b_rows_per_pass;
       async_copy::copy_chunk<aligned>(
-          b_tile + row * block_tile_n + swizzled_chunk(row, b_chunk, L::b_chunks_per_row) * chunk_halves,
+          b_tile + row * L::b_pitch + L::chunk_slot(row, b_chunk, L::b_chunks_per_row) * chunk_halves,
           b_src + (k0 + j * b_rows_per_pass) * p.n, row < k_in ? cols_in - b_chunk * chunk_halves : 0, p.b);
     }
   };
@@ -184,7 +195,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   //   B piece (rows = k, chunks along n), transposed: matrices 0-3 = k 0-7/n 0-7, k 8-15/n 0-7,
   //     k 0-7/n 8-15, k 8-15/n 8-15 = registers b0b1, b2b3 of B fragment j, then of fragment j+1.
   // The swizzle depends on the row only through row % 8 (swizzle.hpp), so pieces 16 rows further
-  // down have the same chunk order: their offsets differ by a constant.
+  // down have the same chunk order: their offsets differ by a constant (padded rows: trivially).
   unsigned a_offset[k_steps];           // A piece of rows warp_row …+15, k-step s
   unsigned b_offset[warp_tile_n / 16];  // B piece of k-step 0, columns warp_col + 16·jj …+15
   {
@@ -193,13 +204,13 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
     for (int s = 0; s < k_steps; ++s) {
       const int row = warp_row + row_in_piece;
       a_offset[s] =
-          row * L::a_row_bytes + swizzled_chunk(row, 2 * s + chunk_in_piece, L::a_chunks_per_row) * swizzle_chunk_bytes;
+          row * L::a_row_bytes + L::chunk_slot(row, 2 * s + chunk_in_piece, L::a_chunks_per_row) * swizzle_chunk_bytes;
     }
 #pragma unroll
     for (int jj = 0; jj < warp_tile_n / 16; ++jj) {
       const int chunk = (warp_col + 16 * jj) / chunk_halves + chunk_in_piece;
       b_offset[jj] = row_in_piece * L::b_row_bytes +
-                     swizzled_chunk(row_in_piece, chunk, L::b_chunks_per_row) * swizzle_chunk_bytes;
+                     L::chunk_slot(row_in_piece, chunk, L::b_chunks_per_row) * swizzle_chunk_bytes;
     }
   }
 
@@ -258,25 +269,46 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   async_copy::wait_group<stages - 2>();  // slice 0 has landed
   __syncthreads();
 
-  WarpFragments fragments[2];
-  load_fragments(fragments[0], 0, 0);
-  for (int t = 0; t < k_tiles; ++t) {
-    const int stage = t % stages;
+  if constexpr (L::fragment_sets == 2) {
+    WarpFragments fragments[2];
+    load_fragments(fragments[0], 0, 0);
+    for (int t = 0; t < k_tiles; ++t) {
+      const int stage = t % stages;
 #pragma unroll
-    for (int s = 0; s < k_steps; ++s) {
-      if (s == 0) {
-        const int next = t + stages - 1;
-        if (next < k_tiles) load_slice(next, next % stages);
-        async_copy::commit_group();  // empty past the last slice, so that the count stays right
+      for (int s = 0; s < k_steps; ++s) {
+        if (s == 0) {
+          const int next = t + stages - 1;
+          if (next < k_tiles) load_slice(next, next % stages);
+          async_copy::commit_group();  // empty past the last slice, so that the count stays right
+        }
+        if (s + 1 < k_steps) {
+          load_fragments(fragments[(s + 1) % 2], stage, s + 1);
+        } else {
+          async_copy::wait_group<stages - 2>();
+          __syncthreads();
+          if (t + 1 < k_tiles) load_fragments(fragments[(s + 1) % 2], (t + 1) % stages, 0);
+        }
+        multiply(fragments[s % 2]);
       }
-      if (s + 1 < k_steps) {
-        load_fragments(fragments[(s + 1) % 2], stage, s + 1);
-      } else {
-        async_copy::wait_group<stages - 2>();
-        __syncthreads();
-        if (t + 1 < k_tiles) load_fragments(fragments[(s + 1) % 2], (t + 1) % stages, 0);
+    }
+  } else {
+    // The variant single_fragment_set: one set of fragment registers, so each k-step's fragments
+    // are loaded and then multiplied, and the barrier closes the slice after its last products.
+    WarpFragments fragments;
+    for (int t = 0; t < k_tiles; ++t) {
+      const int stage = t % stages;
+#pragma unroll
+      for (int s = 0; s < k_steps; ++s) {
+        if (s == 0) {
+          const int next = t + stages - 1;
+          if (next < k_tiles) load_slice(next, next % stages);
+          async_copy::commit_group();
+        }
+        load_fragments(fragments, stage, s);
+        multiply(fragments);
       }
-      multiply(fragments[s % 2]);
+      async_copy::wait_group<stages - 2>();
+      __syncthreads();
     }
   }
   async_copy::wait_group<0>();  // only empty groups remain: nothing is left in flight at exit
@@ -345,6 +377,16 @@ struct Stages3 : Config {
 struct RowMajor : Config {
   static constexpr int group_rows = 1;
 };
+// Variants that leave one technique out (README.md: what each contributes).
+struct Padded : Config {
+  static constexpr bool swizzled = false;
+};
+struct SingleFragmentSet : Config {
+  static constexpr int fragment_sets = 1;
+};
+struct Tile128x128 : Config {  // 07's block: 4 warps, K slices of 32, 4 stages (64 KiB: two blocks per SM)
+  static constexpr int block_tile_n = 128, block_tile_k = 32;
+};
 
 }  // namespace
 
@@ -354,6 +396,11 @@ WORKLOG_REGISTER_STEP(Step<__half>{"08_mma_ldmatrix", launch_config<Config>}
                           .needs_compute_capability(80)
                           .variant("k32", "K slices of 32, 4 stages", launch_config<K32>)
                           .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
-                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>))
+                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
+                          .variant("padded", "rows padded by 16 bytes instead of swizzled", launch_config<Padded>)
+                          .variant("single_fragment_set", "one set of fragments: each k-step loaded, then multiplied",
+                                   launch_config<SingleFragmentSet>)
+                          .variant("tile_128x128", "07's block: 128 x 128, 4 warps, K slices of 32",
+                                   launch_config<Tile128x128>, Tile128x128::block_tile_m, Tile128x128::block_tile_n))
 
 }  // namespace worklog

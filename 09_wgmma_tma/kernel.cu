@@ -47,6 +47,8 @@ struct Config {
   static constexpr int group_rows = 8;            // grouped block order: tile rows per group, as in 07 and 08
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
+  static constexpr bool move_registers = true;    // setmaxnreg as above; false: every warpgroup keeps its launch count
+  static constexpr int wgmma_groups_in_flight = 1;  // a slice's products still running when the next is issued
 };
 
 // What the configuration implies, and the checks that name the knob at fault.
@@ -68,6 +70,8 @@ struct Layout : Config {
   static_assert(Config::stages >= 2, "stages must be at least 2 for copies to overlap products");
   static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
+  static_assert(Config::wgmma_groups_in_flight >= 0 && Config::wgmma_groups_in_flight < Config::stages,
+                "wgmma_groups_in_flight must be below stages: a stage is released only when its products are done");
   // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
   // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
   // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
@@ -199,7 +203,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   const int warpgroup = threadIdx.x / warpgroup_threads;
   if (warpgroup == 0) {
     // ---- Producer: one thread keeps the ring of stages filled -----------------------------------
-    setmaxnreg_decrease<Config::producer_registers>();
+    if constexpr (Config::move_registers) setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % stages, use = kt / stages;
@@ -220,7 +224,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     }
   } else {
     // ---- Consumers: multiply each stage as soon as it is full ----------------------------------
-    setmaxnreg_increase<Config::consumer_registers>();
+    if constexpr (Config::move_registers) setmaxnreg_increase<Config::consumer_registers>();
     const int consumer = warpgroup - 1;  // rows consumer·64 … +63 of the block tile
     float acc[128];
 #pragma unroll
@@ -231,13 +235,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       mbarrier_wait<FullWait>(&full[s], use & 1, s);
       multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(s), b_tile(s), consumer);
       wgmma_commit_group();
-      // Keep this slice's products running; wait only for the previous slice's, then give its
-      // buffer back to the producer.
-      wgmma_wait_group<1>();
+      // Keep this slice's products running; wait only for the previous slice's (all of them in the
+      // variant wait_all), then give the buffer whose products are done back to the producer.
+      constexpr int in_flight = Config::wgmma_groups_in_flight;
+      wgmma_wait_group<in_flight>();
       fence_registers(acc);
-      // LAB BEGIN: Give the previous slice's stage back to the producer: arrive on its empty barrier
-      // LAB: (every consumer thread; there is none before the first slice).
-      if (kt > 0) mbarrier_arrive(&empty[(kt - 1) % stages]);
+      // LAB BEGIN: Give back the stage of slice kt - in_flight, whose products are done: arrive on its empty
+      // LAB: barrier (every consumer thread; none while kt < in_flight).
+      if (kt >= in_flight) mbarrier_arrive(&empty[(kt - in_flight) % stages]);
       // LAB END
     }
     wgmma_wait_group<0>();
@@ -280,6 +285,23 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   WORKLOG_CHECK_LAUNCH();
 }
 
+// Variants that change one knob or leave one technique out (README.md: what each contributes).
+struct OneConsumer : Config {
+  static constexpr int block_tile_m = 64;  // one consumer warpgroup: 64 × 256 tiles, 256 threads
+};
+struct NoSetmaxnreg : Config {
+  static constexpr bool move_registers = false;
+};
+struct WaitAll : Config {
+  static constexpr int wgmma_groups_in_flight = 0;
+};
+struct Stages3 : Config {
+  static constexpr int stages = 3;
+};
+struct Stages2 : Config {
+  static constexpr int stages = 2;
+};
+
 }  // namespace
 
 // One fetch of A and B from global memory serves a 128 × 256 tile of C. wgmma and setmaxnreg exist
@@ -287,6 +309,13 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
 WORKLOG_REGISTER_STEP(Step<__half>{"09_wgmma_tma", launch_config<Config>}
                           .adds("TMA tiles, warpgroup MMA, warp specialization")
                           .reuses_tile(Config::block_tile_m, Config::block_tile_n)
-                          .needs_compute_capability(90, 90))
+                          .needs_compute_capability(90, 90)
+                          .variant("one_consumer", "one consumer warpgroup, 64 x 256 tiles", launch_config<OneConsumer>,
+                                   OneConsumer::block_tile_m, OneConsumer::block_tile_n)
+                          .variant("no_setmaxnreg", "no setmaxnreg: every warpgroup keeps the launch count",
+                                   launch_config<NoSetmaxnreg>)
+                          .variant("wait_all", "wgmma.wait_group 0 after each slice", launch_config<WaitAll>)
+                          .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
+                          .variant("stages2", "2 pipeline stages", launch_config<Stages2>))
 
 }  // namespace worklog

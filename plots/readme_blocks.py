@@ -701,21 +701,45 @@ def at_8192(results):
 
 
 # The variant tables of 07, 08 and 10: (step, variant, label, what it changes), in order.
+# A step's variant table: rows of (step, variant, label, what changes), measured as the experiment
+# of VARIANT_EXPERIMENTS (one_process_each when not named). plots/record_variants.py measures the
+# rows of a table in three processes each and writes them as that experiment's rows.
 VARIANT_TABLES = {
     "07_async_pipeline": [
         ("07_async_pipeline", "", "(the step)", "128 × 128, 4 warps, K slices of 32, 4 stages"),
         ("07_async_pipeline", "stages3", "`stages3`", "3 stages"),
         ("07_async_pipeline", "stages2", "`stages2`", "2 stages (double buffering)"),
-        ("07_async_pipeline", "k64", "`k64`", "K slices of 64, 3 stages"),
+        ("07_async_pipeline", "sync_copies", "`sync_copies`",
+         "16-byte load into registers, then store to shared memory, instead of `cp.async`"),
+        ("07_async_pipeline", "no_padding", "`no_padding`", "shared rows not padded (bank conflicts)"),
         ("07_async_pipeline", "row_major", "`row_major`", "row-major block order instead of grouped"),
+        ("07_async_pipeline", "direct_store", "`direct_store`",
+         "accumulators stored straight to C (`wmma::store_matrix_sync`), not staged"),
+        ("07_async_pipeline", "k64", "`k64`", "K slices of 64, 3 stages"),
         ("07_async_pipeline", "tile_128x256", "`tile_128x256`",
          "128 × 256 tiles of 8 warps (one block per SM), K slices of 64, 4 stages"),
     ],
     "08_mma_ldmatrix": [
-        ("08_mma_ldmatrix", "", "(the step)", "K slices of 64, 4 stages"),
+        ("07_async_pipeline", "", "07_async_pipeline", "the previous step: WMMA, 128 × 128 tiles, padded rows"),
+        ("08_mma_ldmatrix", "tile_128x128", "`tile_128x128`",
+         "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)"),
+        ("08_mma_ldmatrix", "", "(the step)", "128 × 256, 8 warps, K slices of 64, 4 stages"),
+        ("08_mma_ldmatrix", "padded", "`padded`", "rows padded by 16 bytes (07's way) instead of swizzled"),
+        ("08_mma_ldmatrix", "single_fragment_set", "`single_fragment_set`",
+         "one set of fragment registers: each k-step loaded, then multiplied"),
         ("08_mma_ldmatrix", "stages3", "`stages3`", "3 stages (144 KiB)"),
         ("08_mma_ldmatrix", "k32", "`k32`", "K slices of 32 (one barrier per 2 k-steps instead of 4)"),
         ("08_mma_ldmatrix", "row_major", "`row_major`", "row-major block order"),
+    ],
+    "09_wgmma_tma": [
+        ("08_mma_ldmatrix", "", "08_mma_ldmatrix", "the previous step: `mma.sync`, `ldmatrix`, `cp.async`"),
+        ("09_wgmma_tma", "", "(the step)", "128 × 256, two consumer warpgroups, 4 stages"),
+        ("09_wgmma_tma", "one_consumer", "`one_consumer`", "one consumer warpgroup: 64 × 256 tiles"),
+        ("09_wgmma_tma", "no_setmaxnreg", "`no_setmaxnreg`",
+         "no `setmaxnreg`: every warpgroup keeps the launch count"),
+        ("09_wgmma_tma", "wait_all", "`wait_all`", "`wgmma.wait_group 0` after each slice: no products in flight"),
+        ("09_wgmma_tma", "stages3", "`stages3`", "3 stages"),
+        ("09_wgmma_tma", "stages2", "`stages2`", "2 stages"),
     ],
     "10_persistent_clusters": [
         ("09_wgmma_tma", "", "09_wgmma_tma", "(one tile per block)"),
@@ -727,16 +751,20 @@ VARIANT_TABLES = {
         ("10_persistent_clusters", "", "10_persistent_clusters", "+ TMA-store epilogue"),
     ],
 }
+VARIANT_EXPERIMENTS = {"07_async_pipeline": "technique_variants", "08_mma_ldmatrix": "technique_variants",
+                       "09_wgmma_tma": "technique_variants"}
 
 
 @block("variants", "experiments.csv", argument="step")
 def variants(results, step):
     """A step's variants against the step at 4096³ and 8192³, TFLOP/s (and % of cuBLAS where
-    recorded), from one session."""
+    recorded), from one session: one process each (one_process_each, recorded by hand), or the range
+    over several processes (plots/record_variants.py)."""
     if step not in VARIANT_TABLES:
         raise Missing(f"no variant table for '{step}' (VARIANT_TABLES has {', '.join(VARIANT_TABLES)})")
+    experiment = VARIANT_EXPERIMENTS.get(step, "one_process_each")
     sizes = (4096, 8192)
-    everything = _experiment(results, "one_process_each")
+    everything = _experiment(results, experiment)
     with_pct = all(_values([r for r in everything if r["step"] == s and r["variant"] == v], "pct_cublas")
                    for s, v, _, _ in VARIANT_TABLES[step])  # a % column only where every row has one
     header, align = ["variant", "what changes"], ["---", "---"]
@@ -747,7 +775,7 @@ def variants(results, step):
     for s, v, label, what in VARIANT_TABLES[step]:
         mine = [r for r in everything if r["step"] == s and r["variant"] == v]
         if not mine:
-            raise Missing(f"experiments.csv has no one_process_each rows of {s} variant '{v}'")
+            raise Missing(f"experiments.csv has no {experiment} rows of {s} variant '{v}'")
         used += mine
         cells = [label, what]
         for n in sizes:
@@ -755,9 +783,16 @@ def variants(results, step):
             if with_pct:
                 cells.append(_percent(_values(mine, "pct_cublas", n=n)))
         table.append(cells)
-    return (f"M = N = K, each in its own process in one session, step and cuBLAS timed in alternation; "
-            f"{_experiment_caption(used)}; recorded by hand (`plots/results/experiments.csv`, experiment "
-            "`one_process_each`):\n\n" + _table(header, align, table))
+    processes = sorted({r["run"] for r in used if r["run"]})
+    if len(processes) > 1:
+        how = (f"M = N = K, each row in {len(processes)} processes of its own, taken in turn in one session (the "
+               f"range over them), step and cuBLAS timed in alternation in each; {_experiment_caption(used)}; "
+               f"`plots/record_variants.py` (`plots/results/experiments.csv`, experiment `{experiment}`)")
+    else:
+        how = (f"M = N = K, each in its own process in one session, step and cuBLAS timed in alternation; "
+               f"{_experiment_caption(used)}; recorded by hand (`plots/results/experiments.csv`, experiment "
+               f"`{experiment}`)")
+    return how + ":\n\n" + _table(header, align, table)
 
 
 THREE_PROCESS_STEPS = ("08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters")

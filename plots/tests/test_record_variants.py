@@ -1,0 +1,143 @@
+"""Tests for plots/record_variants.py, with fake step executables (shell scripts), so no GPU, and for
+the variants block of plots/readme_blocks.py over what it writes.
+
+Run from anywhere:  python3 -m unittest discover -s plots/tests -v
+"""
+import contextlib
+import csv
+import io
+import os
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+PLOTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PLOTS))
+
+import readme_blocks  # noqa: E402
+import record_variants  # noqa: E402
+import results_csv  # noqa: E402
+
+# Stands in for a step executable: logs its arguments; TFLOP/s is 100 + N / 1000, plus 1 for a
+# variant; the variant named FAIL fails its check (exit 1), and NODEVICE says there is no GPU.
+FAKE_STEP = """#!/bin/sh
+echo "STEP $*" >> "LOG"
+variant=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --n) n="$2"; shift ;;
+    --csv) csv="$2"; shift ;;
+    --variant) variant="$2"; shift ;;
+  esac
+  shift
+done
+case "$variant" in
+  FAIL) echo "STEP: error: 3 element(s) off cuBLAS" >&2; exit 1 ;;
+  NODEVICE) echo "STEP: error: no NVIDIA driver found" >&2; exit 77 ;;
+esac
+tflops=$((100 + n / 1000))
+[ -n "$variant" ] && tflops=$((tflops + 1))
+[ -s "$csv" ] || echo "HEADER" > "$csv"
+echo "2026-11-24T10:00:00Z,NVIDIA H200,132,9.0,13.0,13.0,STEP,fake,fp16,$n,$n,$n,1,0,0.5,$tflops,0.4,200,80.5,0,0.1,1000,PASS" >> "$csv"
+"""
+
+
+class RecordVariantsTest(unittest.TestCase):
+    def setUp(self):
+        temporary = tempfile.TemporaryDirectory()
+        self.addCleanup(temporary.cleanup)
+        self.folder = Path(temporary.name)
+        self.bin = self.folder / "bin"
+        self.bin.mkdir()
+        self.log = self.folder / "calls.log"
+        for step in ("07_async_pipeline", "08_mma_ldmatrix"):
+            script = self.bin / step
+            script.write_text(FAKE_STEP.replace("STEP", step).replace("LOG", str(self.log))
+                              .replace("HEADER", ",".join(results_csv.COLUMNS)))
+            os.chmod(script, 0o755)
+        self.tables = {"07_async_pipeline": [("07_async_pipeline", "", "(the step)", "x"),
+                                             ("07_async_pipeline", "k64", "`k64`", "y")],
+                       "08_mma_ldmatrix": [("07_async_pipeline", "", "07", "z"),
+                                           ("08_mma_ldmatrix", "", "(the step)", "w")]}
+        self.saved = dict(record_variants.VARIANT_TABLES)
+        record_variants.VARIANT_TABLES.clear()
+        record_variants.VARIANT_TABLES.update(self.tables)
+
+    def tearDown(self):
+        record_variants.VARIANT_TABLES.clear()
+        record_variants.VARIANT_TABLES.update(self.saved)
+
+    def record(self, *arguments):
+        out = self.folder / "rows.csv"
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = record_variants.main(["--bin-dir", str(self.bin), "--out", str(out), *arguments])
+        rows = []
+        if out.exists():
+            with out.open(encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+        return code, rows, stderr.getvalue()
+
+    def test_every_row_once_per_process_and_size_processes_in_turn(self):
+        code, rows, _ = self.record("--tables", "07_async_pipeline,08_mma_ldmatrix", "--sizes", "64,128",
+                                    "--processes", "2")
+        self.assertEqual(code, 0)
+        calls = self.log.read_text().splitlines()
+        # 3 distinct rows (07's step shared by both tables) × 2 sizes × 2 processes, process 1 first.
+        self.assertEqual(len(calls), 12)
+        self.assertTrue(all("--n 64" in c for c in calls[:3]) and all("--n 128" in c for c in calls[3:6]))
+        self.assertEqual([r["run"] for r in rows if r["metric"] == "tflops"], ["1"] * 6 + ["2"] * 6)
+        self.assertEqual({r["metric"] for r in rows}, {"ms", "tflops", "cublas_tflops", "pct_cublas"})
+        k64 = [r for r in rows if r["variant"] == "k64" and r["n"] == "128" and r["metric"] == "tflops"]
+        self.assertEqual([r["value"] for r in k64], ["101", "101"])
+        first = rows[0]
+        self.assertEqual((first["experiment"], first["date"], first["gpu"]),
+                         ("technique_variants", "2026-11-24", "NVIDIA H200"))
+
+    def test_a_failed_run_writes_no_row_the_others_go_on(self):
+        self.tables["07_async_pipeline"].append(("07_async_pipeline", "FAIL", "`FAIL`", "fails"))
+        code, rows, stderr = self.record("--tables", "07_async_pipeline", "--sizes", "64", "--processes", "1")
+        self.assertEqual(code, 1)
+        self.assertIn("07_async_pipeline/FAIL 64³ failed: 3 element(s) off cuBLAS", stderr)
+        self.assertEqual(sorted({r["variant"] for r in rows}), ["", "k64"])
+
+    def test_no_device_stops_at_once_and_writes_nothing(self):
+        self.tables["07_async_pipeline"].insert(0, ("07_async_pipeline", "NODEVICE", "n", "n"))
+        code, rows, stderr = self.record("--tables", "07_async_pipeline", "--sizes", "64")
+        self.assertEqual(code, 77)
+        self.assertEqual(rows, [])
+        self.assertFalse((self.folder / "rows.csv").exists())
+        self.assertEqual(len(self.log.read_text().splitlines()), 1)
+        self.assertIn("no CUDA device", stderr)
+
+    def test_unknown_table_is_a_bad_argument(self):
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as stop:
+            record_variants.main(["--bin-dir", str(self.bin), "--out", "x.csv", "--tables", "99_nothing"])
+        self.assertEqual(stop.exception.code, 2)
+
+    def test_the_variants_block_shows_the_range_over_the_processes(self):
+        code, rows, _ = self.record("--tables", "07_async_pipeline", "--sizes", "4096,8192", "--processes", "3")
+        self.assertEqual(code, 0)
+        # Make the processes differ: process 3 of the step is slower.
+        for r in rows:
+            if r["variant"] == "" and r["run"] == "3" and r["metric"] == "tflops":
+                r["value"] = "90"
+        with (self.folder / "experiments.csv").open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=record_variants.COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        saved = dict(readme_blocks.VARIANT_TABLES)
+        readme_blocks.VARIANT_TABLES.update(self.tables)
+        try:
+            text = readme_blocks.variants(readme_blocks.Results(self.folder), "07_async_pipeline")
+        finally:
+            readme_blocks.VARIANT_TABLES.clear()
+            readme_blocks.VARIANT_TABLES.update(saved)
+        self.assertIn("each row in 3 processes of its own", text)
+        self.assertIn("| (the step) | x | 90.0–104.0 | 80.5% | 90.0–108.0 | 80.5% |", text)
+        self.assertIn("| `k64` | y | 105.0 | 80.5% | 109.0 | 80.5% |", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
