@@ -3,7 +3,7 @@
 
     python3 plots/ncu_profile.py --bin-dir BUILD/bin --out DIR [--size 4096] [--ncu PATH]
         [--publish DIR] [--timeout SECONDS] [--peak-fp32 T --peak-fp16 T --bandwidth GBS]
-        [--venv BUILD/plots-venv]
+        [--venv BUILD/plots-venv] [--variants STEP/VARIANT,...]
 
 Each step executable runs once under ncu with `--profile step`: it launches its kernel once
 unprofiled, then once between cudaProfilerStart and cudaProfilerStop, and ncu, started with
@@ -20,6 +20,10 @@ and then runs make_plots on DIR (make_plots.draw_results), which draws
                          (from run_worklog.py) is there (the worklog's charts are redrawn too)
 with a Python that has matplotlib, as the worklog does (--venv); without one, profile.csv and
 table.md are still written, and one line says how to get the chart.
+With --variants, only the named steps' variants are profiled (`07_async_pipeline/no_padding`; a
+name without a variant, the step itself), no cuBLAS and no chart: their rows, the step column
+naming the variant, go to variant_profile.csv (profile.csv's columns), which the steps' READMEs
+quote to show what each technique changes.
 The steps are those listed in BUILD/bin/worklog_steps.txt, the build's list of steps, read as
 run_worklog.py reads it. A step the GPU cannot run (exit code 4: for example a Hopper-only step
 on another GPU) is skipped with a line saying why.
@@ -59,6 +63,7 @@ from profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_ste
 from run_worklog import Stop, built_steps, publish  # noqa: E402
 
 PUBLISHED = ("profile.csv", "roofline_measured.png", "table.md")  # what --publish copies, when written
+VARIANT_PROFILE = "variant_profile.csv"  # what --variants writes (and --publish copies) instead
 
 # ---- The metrics ------------------------------------------------------------------------------
 # Each profile.csv column comes from the first of its ways whose metrics this ncu and GPU offer;
@@ -334,11 +339,11 @@ def find_ncu(given):
                                              "put it on PATH, or pass --ncu PATH")
 
 
-def profile_command(ncu, metrics, report, exe, size, target):
+def profile_command(ncu, metrics, report, exe, size, target, variant=""):
     n = str(size)
     return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
             "--metrics", ",".join(metrics), "--export", str(report), "--force-overwrite",
-            str(exe), "--m", n, "--n", n, "--k", n, "--profile", target]
+            str(exe), "--m", n, "--n", n, "--k", n, "--profile", target] + (["--variant", variant] if variant else [])
 
 
 def import_command(ncu, report):
@@ -376,11 +381,12 @@ def read_outcome(output, returncode, step):
                    or f"ncu exited with code {returncode} and the step did not run")
 
 
-def run_profile(ncu, exe, step, target, size, metrics, report, timeout):
-    """Profile one target ('step' or 'cublas') of one step executable. Returns an Outcome and the
-    metrics ncu rejected (then the Outcome is an error and the run is worth repeating without them)."""
+def run_profile(ncu, exe, step, target, size, metrics, report, timeout, variant=""):
+    """Profile one target ('step' or 'cublas') of one step executable (its variant, if named).
+    Returns an Outcome and the metrics ncu rejected (then the Outcome is an error and the run is
+    worth repeating without them)."""
     report.unlink(missing_ok=True)
-    command = profile_command(ncu, metrics, report, exe, size, target)
+    command = profile_command(ncu, metrics, report, exe, size, target, variant)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -418,14 +424,16 @@ class Profiler:
         self.rejected = set()
         self.runs = itertools.count(1)
 
-    def profile(self, step, target, label):
-        """Profile `target` ('step' or 'cublas') through the executable of `step`; an Outcome."""
+    def profile(self, step, target, label, variant=""):
+        """Profile `target` ('step' or 'cublas') through the executable of `step` (its variant, if
+        named); an Outcome."""
         say(f"[{next(self.runs)}] {label} {self.size}x{self.size}x{self.size}")
-        report = self.reports / (f"{step}.ncu-rep" if target == "step" else f"{CUBLAS}_{step}.ncu-rep")
+        name = f"{step}_{variant}" if variant else step
+        report = self.reports / (f"{name}.ncu-rep" if target == "step" else f"{CUBLAS}_{name}.ncu-rep")
         while True:
             metrics = choose_metrics(self.rejected)[0]
             outcome, rejected = run_profile(self.ncu, self.bin_dir / step, step, target, self.size, metrics,
-                                            report, self.timeout)
+                                            report, self.timeout, variant)
             if not rejected - self.rejected:  # nothing new to leave out: this is the answer
                 return outcome
             self.rejected |= rejected
@@ -446,9 +454,14 @@ def parse_args(argv):
     parser.add_argument("--publish", type=Path,
                         help="also copy profile.csv, the roofline (and table.md) here")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per ncu run")
+    parser.add_argument("--variants", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+                        help=f"profile only these, STEP/VARIANT or STEP, comma-separated, into {VARIANT_PROFILE}")
     add_peak_arguments(parser)
     add_venv_argument(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.variants == []:
+        parser.error("--variants: name at least one STEP/VARIANT")
+    return args
 
 
 def say(message, error=False):
@@ -481,6 +494,28 @@ def profile_all(args, ncu, steps):
             failures.append(f"{CUBLAS} {precision}")
             say(f"ncu_profile: {CUBLAS} {precision}: profile failed: {outcome.error or outcome.skipped}",
                 error=True)
+    return add_step_totals(rows), failures
+
+
+def profile_variants(args, ncu, names):
+    """Profile each STEP/VARIANT (or STEP) of --variants; returns (rows, names of the failed)."""
+    reports = args.out / "ncu"
+    reports.mkdir(parents=True, exist_ok=True)
+    profiler = Profiler(ncu, args.bin_dir, args.size, reports, args.timeout)
+    shape = (args.size,) * 3
+    rows, failures = [], []
+    for name in names:
+        step, _, variant = name.partition("/")
+        if not (args.bin_dir / step).is_file():
+            raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"--variants: no step executable {args.bin_dir / step}")
+        outcome = profiler.profile(step, "step", name, variant)
+        if outcome.skipped:
+            say(f"ncu_profile: skipping {name}: {outcome.skipped}")
+        elif outcome.error:
+            failures.append(name)
+            say(f"ncu_profile: {name}: profile failed: {outcome.error}", error=True)
+        else:
+            rows += [kernel_row(k, name, outcome.precision, shape) for k in outcome.kernels]
     return add_step_totals(rows), failures
 
 
@@ -536,9 +571,13 @@ def main(argv=None):
     started = time.monotonic()
     created = [folder for folder in (args.out, args.out / "ncu") if not folder.exists()]
     try:
-        steps = built_steps(args.bin_dir, "ncu_profile")
-        ncu = find_ncu(args.ncu)
-        rows, failures = profile_all(args, ncu, steps)
+        if args.variants:
+            ncu = find_ncu(args.ncu)
+            rows, failures = profile_variants(args, ncu, args.variants)
+        else:
+            steps = built_steps(args.bin_dir, "ncu_profile")
+            ncu = find_ncu(args.ncu)
+            rows, failures = profile_all(args, ncu, steps)
     except Stop as stop:
         say(f"ncu_profile: error: {stop}", error=True)
         remove_if_empty(created)
@@ -547,9 +586,13 @@ def main(argv=None):
         say("ncu_profile: error: no kernel was profiled", error=True)
         remove_if_empty(created)
         return exit_codes.EXIT_CHECK_FAILED
-    write_outputs(args, rows)
+    if args.variants:
+        write_profile(rows, args.out / VARIANT_PROFILE)
+        say(str(args.out / VARIANT_PROFILE))
+    else:
+        write_outputs(args, rows)
     if args.publish:
-        publish(args.out, args.publish, PUBLISHED)
+        publish(args.out, args.publish, (VARIANT_PROFILE,) if args.variants else PUBLISHED)
         readme_blocks.refresh(args.publish, "ncu_profile")  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"

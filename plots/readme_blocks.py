@@ -124,11 +124,15 @@ class Results:
         """The rows of any results CSV, for cells: the known ones read and checked as their
         writers define them, any other (a later CSV) as text."""
         known = {"worklog.csv": self.worklog, "sweep.csv": self.sweep, "profile.csv": self.profile,
-                 "experiments.csv": self.experiments, "shapes.csv": self.shapes, "peers.csv": self.peers}
+                 "experiments.csv": self.experiments, "shapes.csv": self.shapes, "peers.csv": self.peers,
+                 "variant_profile.csv": lambda: self._once(name, load_profile)}
         if name in known:
             return known[name]()
         return self._once(name, load_text_rows)
 
+
+# The CSVs of profile.csv's columns (ncu_profile.py; variant_profile.csv with --variants): DERIVED applies.
+PROFILES = ("profile.csv", "variant_profile.csv")
 
 EXPERIMENT_COLUMNS = "experiment date gpu step variant m n k run metric value source".split()
 
@@ -291,10 +295,10 @@ def select(rows, file, selectors):
 def value_of(row, column, file):
     if column in row:
         return _number(row, column) if not isinstance(row[column], (int, float)) else row[column]
-    if column in DERIVED and file == "profile.csv":
+    if column in DERIVED and file in PROFILES:
         return DERIVED[column](row)
     raise Missing(f"{file} has no column '{column}'" + (" (nor a derived quantity of that name)"
-                                                        if file == "profile.csv" else ""))
+                                                        if file in PROFILES else ""))
 
 
 def one(rows, what):

@@ -576,6 +576,23 @@ class DriverTest(unittest.TestCase):
     def calls(self):
         return (self.root / "calls.log").read_text().splitlines()
 
+    def test_variants_alone_into_variant_profile(self):
+        self.add_step("07_async_pipeline", "fp16")
+        self.add_step("08_mma_ldmatrix", "fp16")
+        code, stdout, stderr = self.run_driver("--variants", "07_async_pipeline/no_padding,08_mma_ldmatrix")
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("[1] 07_async_pipeline/no_padding 64x64x64\n", stdout)
+        self.assertNotIn("cuBLAS", stdout)  # no cuBLAS profile, no profile.csv, no chart
+        self.assertFalse((self.out / "profile.csv").exists())
+        rows = profile_csv.load_profile(self.out / ncu_profile.VARIANT_PROFILE)
+        self.assertEqual([r["step"] for r in rows], ["07_async_pipeline/no_padding", "08_mma_ldmatrix"])
+        self.assertIn("07_async_pipeline --m 64 --n 64 --k 64 --profile step --variant no_padding", self.calls())
+        self.assertIn("08_mma_ldmatrix --m 64 --n 64 --k 64 --profile step", self.calls())
+        self.assertTrue((self.out / "ncu" / "07_async_pipeline_no_padding.ncu-rep").is_file())
+        code, _, stderr = self.run_driver("--variants", "99_nothing/x")
+        self.assertEqual(code, 2)
+        self.assertIn("--variants: no step executable", stderr)
+
     def test_every_step_then_cublas_per_precision(self):
         self.add_step("01_naive")
         self.add_step("04_outer_product")
