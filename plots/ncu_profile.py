@@ -373,7 +373,8 @@ def read_outcome(output, returncode, step):
     if app_code == exit_codes.EXIT_UNSUPPORTED_GPU:
         reason = said.group(1) if said else f"the step cannot run on this GPU (exit code {app_code})"
         return Outcome(None, None, reason, None)
-    ran = re.search(rf"{re.escape(step)}: profiled .* precision (\w+),", output)
+    # A variant says its own name, "07_async_pipeline/no_padding: profiled ...".
+    ran = re.search(rf"{re.escape(step)}(?:/[\w-]+)?: profiled .* precision (\w+),", output)
     if ran and app_code is None:
         return Outcome(None, ran.group(1), None, None)
     errors = [line for line in output.splitlines() if line.startswith("==ERROR==")]

@@ -533,12 +533,15 @@ print("==PROF== Disconnected from process 4242")
 """
 
 # Stands in for a step executable in --profile mode: logs its arguments, then either fails with
-# its one-line message and CODE, or says what it profiled, as profile_run.cpp does.
+# its one-line message and CODE, or says what it profiled (a variant: under its own name), as
+# profile_run.cpp does.
 FAKE_STEP = """#!/bin/sh
 echo "STEP $*" >> "LOG"
 case " $* " in *" --profile cublas "*) what="cuBLAS" ;; *) what="the step's kernel" ;; esac
 if [ CODE -ne 0 ]; then echo "STEP: error: MESSAGE" >&2; exit CODE; fi
-echo "STEP: profiled $what once, precision PRECISION, 64x64x64"
+name=STEP
+case " $* " in *" --variant "*) name="STEP/${*##*--variant }" ;; esac  # a variant says its own name
+echo "$name: profiled $what once, precision PRECISION, 64x64x64"
 """
 
 
