@@ -175,14 +175,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
       const int k = c.chunk * chunk_halves;
       copy_tile_chunk<Config, aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.k + k0 + k,
-                                      c.row < rows_in ? k_in - k : 0, p.a);
+                                       c.row < rows_in ? k_in - k : 0, p.a);
     }
 #pragma unroll
     for (int j = 0; j < L::b_copies; ++j) {
       const CopyPosition c = copy_position<L::b_chunks_per_row>(threadIdx.x + j * L::threads);
       const int n = c.chunk * chunk_halves;
       copy_tile_chunk<Config, aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
-                                      c.row < k_in ? cols_in - n : 0, p.b);
+                                       c.row < k_in ? cols_in - n : 0, p.b);
     }
     // LAB END
   };

@@ -209,8 +209,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
 #pragma unroll
     for (int jj = 0; jj < warp_tile_n / 16; ++jj) {
       const int chunk = (warp_col + 16 * jj) / chunk_halves + chunk_in_piece;
-      b_offset[jj] = row_in_piece * L::b_row_bytes +
-                     L::chunk_slot(row_in_piece, chunk, L::b_chunks_per_row) * swizzle_chunk_bytes;
+      b_offset[jj] =
+          row_in_piece * L::b_row_bytes + L::chunk_slot(row_in_piece, chunk, L::b_chunks_per_row) * swizzle_chunk_bytes;
     }
   }
 
