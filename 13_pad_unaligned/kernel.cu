@@ -337,7 +337,8 @@ __device__ __forceinline__ void store_transposed(const float (&v)[4 * groups], c
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const long long row = row0 + jj * 8 + 2 * (lane % 4) + e;
-        if (row < p.m && col < p.n) store_c(p.c + row * p.n + col, v[4 * jj + 2 * half + e], p.alpha, p.beta);
+        const bool in_c = row < p.m && col < p.n;  // only what lies inside C is written
+        if (in_c) store_c(p.c + row * p.n + col, v[4 * jj + 2 * half + e], p.alpha, p.beta);
       }
     }
   }
@@ -481,13 +482,13 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
           for (int b = 0; b < 4; ++b)
             if (v0 + b <= c1) part[b] = __ldcg(partial(s.slot_in(v0 + b, tile), half) + group * warpgroup_threads + t);
 #pragma unroll
-          for (int b = 0; b < 4; ++b) {
-            if (v0 + b > c1) break;
-            sum[0] += part[b].x;
-            sum[1] += part[b].y;
-            sum[2] += part[b].z;
-            sum[3] += part[b].w;
-          }
+          for (int b = 0; b < 4; ++b)
+            if (v0 + b <= c1) {  // the loaded partials only, in order
+              sum[0] += part[b].x;
+              sum[1] += part[b].y;
+              sum[2] += part[b].z;
+              sum[3] += part[b].w;
+            }
         }
         store_transposed<1>(sum, p, origin.row + group * 8, origin.col + half * wgmma_m);
       }

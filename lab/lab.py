@@ -140,6 +140,15 @@ def command_release(args):
     return exit_codes.EXIT_OK
 
 
+def joint_release_is_clean(source, steps, rubric):
+    """True when handing out `steps` together is a release that can be made and leaks nothing (a
+    later step among them can hand shapes to a step that such a release leaves out: not a release)."""
+    try:
+        return not release.Plan(source, steps, rubric).leaks()
+    except UsageError:
+        return False
+
+
 def command_check(args):
     """For authors of steps: every marker well formed, and releasing each step leaks nothing: alone,
     or, where its solution repeats an earlier step's code, together with that step (said so)."""
@@ -160,7 +169,7 @@ def command_check(args):
         lines = sum(len(r.solution) for r in regions)
         later = f"; its release leaves out {', '.join(plan.withheld)}" if plan.withheld else ""
         earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
-        if leaks and earlier and not release.Plan(source, sorted(earlier + [step]), rubric).leaks():
+        if leaks and earlier and joint_release_is_clean(source, sorted(earlier + [step]), rubric):
             print(f"{step}: {len(regions)} region(s), {lines} solution line(s){later}; hand it out with "
                   f"{', '.join(earlier)}, whose code its solution repeats")
             for leak in leaks:

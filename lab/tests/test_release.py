@@ -350,6 +350,18 @@ class RepositoryReleaseTest(TemporaryFolderTest):
                    release.find_leaks(release.solution_fingerprints(plan.regions), plan.text_files())}
         self.assertTrue({leak.split(": ", 1)[0] for leak in leaks} - by_line, leaks)
 
+    def test_check_of_the_repository_reaches_every_step_and_passes(self):
+        """A line per lab step, to the last: 12 and 13 repeat the code of 11 (and 13 of 12), copied
+        forward, so check says to hand them out together; a joint release that cannot be made (a
+        step's FALLBACK left out) is no answer, and check goes on to the next step."""
+        code, out, err = run_lab("check")
+        self.assertEqual(code, 0, out + err)
+        lab_steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
+        said = [line.split(":", 1)[0] for line in out.splitlines() if not line.startswith(" ")]
+        self.assertEqual(said, lab_steps)
+        self.assertIn("12_swap_ab: 3 region(s)", out)
+        self.assertRegex(out, r"13_pad_unaligned: .*hand it out with 11_stream_k, 12_swap_ab")
+
     def test_release_of_09_holds_none_of_its_solution(self):
         copy = self.tmp / "copy"
         code, out, err = run_lab("release", "--steps", "09", "--out", copy)
