@@ -261,13 +261,21 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   //                      at most stages − 2 pending), barrier, load k-step 0 of slice t + 1.
   //     then multiply k-step s, from the register set loaded one k-step earlier.
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
-#pragma unroll
-  for (int t = 0; t < stages - 1; ++t) {
-    if (t < k_tiles) load_slice(t, t);
+  // Starts the copies of a slice into its buffer and commits them as one group (an empty group past
+  // the last slice, so that the count stays right).
+  auto start_slice = [&](int slice) {
+    if (slice < k_tiles) load_slice(slice, slice % stages);
     async_copy::commit_group();
-  }
-  async_copy::wait_group<stages - 2>();  // slice 0 has landed
-  __syncthreads();
+  };
+  // Waits until the oldest slice in flight has landed (at most stages − 2 groups pending), for
+  // every thread's copies: after the barrier every warp may read it.
+  auto wait_for_slice = [&]() {
+    async_copy::wait_group<stages - 2>();
+    __syncthreads();
+  };
+#pragma unroll
+  for (int t = 0; t < stages - 1; ++t) start_slice(t);
+  wait_for_slice();  // slice 0 has landed
 
   if constexpr (L::fragment_sets == 2) {
     WarpFragments fragments[2];
@@ -276,16 +284,11 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
       const int stage = t % stages;
 #pragma unroll
       for (int s = 0; s < k_steps; ++s) {
-        if (s == 0) {
-          const int next = t + stages - 1;
-          if (next < k_tiles) load_slice(next, next % stages);
-          async_copy::commit_group();  // empty past the last slice, so that the count stays right
-        }
+        if (s == 0) start_slice(t + stages - 1);
         if (s + 1 < k_steps) {
           load_fragments(fragments[(s + 1) % 2], stage, s + 1);
         } else {
-          async_copy::wait_group<stages - 2>();
-          __syncthreads();
+          wait_for_slice();  // slice t + 1
           if (t + 1 < k_tiles) load_fragments(fragments[(s + 1) % 2], (t + 1) % stages, 0);
         }
         multiply(fragments[s % 2]);
@@ -299,16 +302,11 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
       const int stage = t % stages;
 #pragma unroll
       for (int s = 0; s < k_steps; ++s) {
-        if (s == 0) {
-          const int next = t + stages - 1;
-          if (next < k_tiles) load_slice(next, next % stages);
-          async_copy::commit_group();
-        }
+        if (s == 0) start_slice(t + stages - 1);
         load_fragments(fragments, stage, s);
         multiply(fragments);
       }
-      async_copy::wait_group<stages - 2>();
-      __syncthreads();
+      wait_for_slice();  // slice t + 1
     }
   }
   async_copy::wait_group<0>();  // only empty groups remain: nothing is left in flight at exit

@@ -469,24 +469,36 @@ def say(message, error=False):
     print(message, file=sys.stderr if error else sys.stdout, flush=True)
 
 
-def profile_all(args, ncu, steps):
-    """Profile every step, then cuBLAS once per precision (through the first step of that
-    precision that was profiled); returns (profile.csv rows, names of the failed profiles)."""
+def profile_steps(args, ncu, names):
+    """Profile each name, a step (STEP) or one of its variants (STEP/VARIANT), in order; returns
+    (profile rows, names of the failed profiles, {precision: its first step profiled}) and the
+    Profiler, for cuBLAS after them."""
     reports = args.out / "ncu"
     reports.mkdir(parents=True, exist_ok=True)
     profiler = Profiler(ncu, args.bin_dir, args.size, reports, args.timeout)
     shape = (args.size,) * 3
     rows, failures, first_step_of = [], [], {}
-    for step in steps:
-        outcome = profiler.profile(step, "step", step)
+    for name in names:
+        step, _, variant = name.partition("/")
+        if not (args.bin_dir / step).is_file():
+            raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"no step executable {args.bin_dir / step}")
+        outcome = profiler.profile(step, "step", name, variant)
         if outcome.skipped:
-            say(f"ncu_profile: skipping {step}: {outcome.skipped}")
+            say(f"ncu_profile: skipping {name}: {outcome.skipped}")
         elif outcome.error:
-            failures.append(step)
-            say(f"ncu_profile: {step}: profile failed: {outcome.error}", error=True)
+            failures.append(name)
+            say(f"ncu_profile: {name}: profile failed: {outcome.error}", error=True)
         else:
             first_step_of.setdefault(outcome.precision, step)
-            rows += [kernel_row(k, step, outcome.precision, shape) for k in outcome.kernels]
+            rows += [kernel_row(k, name, outcome.precision, shape) for k in outcome.kernels]
+    return rows, failures, first_step_of, profiler
+
+
+def profile_all(args, ncu, steps):
+    """Profile every step, then cuBLAS once per precision (through the first step of that
+    precision that was profiled); returns (profile.csv rows, names of the failed profiles)."""
+    rows, failures, first_step_of, profiler = profile_steps(args, ncu, steps)
+    shape = (args.size,) * 3
     for precision, step in first_step_of.items():
         outcome = profiler.profile(step, "cublas", f"{CUBLAS} {precision} (through {step})")
         if outcome.kernels:
@@ -499,24 +511,9 @@ def profile_all(args, ncu, steps):
 
 
 def profile_variants(args, ncu, names):
-    """Profile each STEP/VARIANT (or STEP) of --variants; returns (rows, names of the failed)."""
-    reports = args.out / "ncu"
-    reports.mkdir(parents=True, exist_ok=True)
-    profiler = Profiler(ncu, args.bin_dir, args.size, reports, args.timeout)
-    shape = (args.size,) * 3
-    rows, failures = [], []
-    for name in names:
-        step, _, variant = name.partition("/")
-        if not (args.bin_dir / step).is_file():
-            raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"--variants: no step executable {args.bin_dir / step}")
-        outcome = profiler.profile(step, "step", name, variant)
-        if outcome.skipped:
-            say(f"ncu_profile: skipping {name}: {outcome.skipped}")
-        elif outcome.error:
-            failures.append(name)
-            say(f"ncu_profile: {name}: profile failed: {outcome.error}", error=True)
-        else:
-            rows += [kernel_row(k, name, outcome.precision, shape) for k in outcome.kernels]
+    """Profile each STEP/VARIANT (or STEP) of --variants, no cuBLAS; returns (rows, names of the
+    failed)."""
+    rows, failures, _, _ = profile_steps(args, ncu, names)
     return add_step_totals(rows), failures
 
 

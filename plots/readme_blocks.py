@@ -704,7 +704,6 @@ def at_8192(results):
             + _table(["step", "median ms", "TFLOP/s", "% of cuBLAS"], ["---", "--:", "--:", "--:"], table))
 
 
-# The variant tables of 07, 08 and 10: (step, variant, label, what it changes), in order.
 # A step's variant table: rows of (step, variant, label, what changes), measured as the experiment
 # of VARIANT_EXPERIMENTS (one_process_each when not named). plots/record_variants.py measures the
 # rows of a table in three processes each and writes them as that experiment's rows.
