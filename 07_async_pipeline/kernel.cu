@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // tile wholly inside C, with rows that keep every accumulator's 16 × 16 piece 32-byte aligned (N a
   // multiple of 8, C 32-byte aligned, as wmma::store_matrix_sync requires), goes straight from the
   // accumulators to C, alpha and beta applied element by element (C loaded as an accumulator has the
-  // same element order). Each lane then writes 8-byte pieces scattered over 16 rows.
+  // same element order); which lane writes which element, WMMA does not say.
   const bool direct = !Config::staged_epilogue && row0 + warp_tile_m <= p.m && col0 + warp_tile_n <= p.n &&
                       p.n % 8 == 0 && is_aligned(p.c, 32);
   if (direct) {

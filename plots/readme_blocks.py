@@ -110,6 +110,10 @@ class Results:
     def profile(self):
         return self._once("profile.csv", load_profile)
 
+    def variant_profile(self):
+        """ncu_profile.py --variants' rows: profile.csv's columns, a variant's name as its step."""
+        return self._once("variant_profile.csv", load_profile)
+
     def experiments(self):
         return self._once("experiments.csv", load_experiments)
 
@@ -125,7 +129,7 @@ class Results:
         writers define them, any other (a later CSV) as text."""
         known = {"worklog.csv": self.worklog, "sweep.csv": self.sweep, "profile.csv": self.profile,
                  "experiments.csv": self.experiments, "shapes.csv": self.shapes, "peers.csv": self.peers,
-                 "variant_profile.csv": lambda: self._once(name, load_profile)}
+                 "variant_profile.csv": self.variant_profile}
         if name in known:
             return known[name]()
         return self._once(name, load_text_rows)
