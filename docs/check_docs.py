@@ -17,9 +17,9 @@ docs/*.md. In each:
   and are not checked, nor are words with placeholders (`<step>`, `*`, `…`, `NN_name`) or paths that
   leave the repository (`../shared/tutorials/`).
 
-In a student copy made by `lab/lab.py release` (which records the steps it leaves out in
-lab/released.json), links and paths into those steps are not checked: the copy leaves them out on
-purpose.
+In a student copy made by `lab/lab.py release` (which records in lab/released.json the steps it
+leaves out, and the kit's folders it removes, lab/tests), links and paths into those are not
+checked: the copy leaves them out on purpose.
 
 README.md must also meet no term before its definition: the section "Terms defined before use" lists
 glossary links, `[term](docs/glossary.md#anchor)`, and for each, the first time the term occurs in
@@ -65,14 +65,22 @@ def markdown_files(root):
 
 
 def withheld_steps(root):
-    """The steps a student copy leaves out (lab/released.json), or none in the repository."""
+    """What a student copy leaves out (lab/released.json): the later steps ("withheld") and the
+    kit's own folders ("removed", such as lab/tests); none in the repository."""
     record = Path(root) / "lab" / "released.json"
     if not record.is_file():
         return set()
     try:
-        return set(json.loads(record.read_text(encoding="utf-8")).get("withheld", []))
-    except (ValueError, AttributeError):
+        released = json.loads(record.read_text(encoding="utf-8"))
+        return set(released.get("withheld", [])) | set(released.get("removed", []))
+    except (ValueError, AttributeError, TypeError):
         return set()
+
+
+def left_out(relative, withheld):
+    """Whether a path relative to the root is in, or under, something the student copy leaves out."""
+    relative = Path(relative).as_posix()
+    return any(relative == w or relative.startswith(w + "/") for w in withheld)
 
 
 def slug(heading):
@@ -124,8 +132,7 @@ def check_link(md, root, target, withheld):
     resolved = md if path_part == "" else (md.parent / path_part)
     relative = Path(root).resolve()
     if path_part and inside_repository(resolved, root):
-        first = resolved.resolve().relative_to(relative).parts[:1]
-        if first and first[0] in withheld:
+        if left_out(resolved.resolve().relative_to(relative), withheld):
             return None
     if not resolved.exists():
         return f"link to {target}: no such file or folder"
@@ -151,10 +158,10 @@ def check_path(md, root, word, withheld):
     if (not parts or word.startswith(("/", "~", "..")) or parts[0] in EXEMPT_ROOTS or word in EXEMPT_PATHS
             or "=" in word):
         return None
+    if left_out(word, withheld):
+        return None
     for base in (root, md.parent):
         if (base / parts[0]).exists():
-            if parts[0] in withheld:
-                return None
             return None if (base / word).exists() else f"path {word}: no such file or folder"
     if STEP_DIR.match(parts[0]) and parts[0] not in withheld:
         return f"path {word}: no step folder {parts[0]}"

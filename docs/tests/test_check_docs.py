@@ -140,6 +140,16 @@ class CheckoutTest(unittest.TestCase):
         self.edit("README.md", "`common/util.hpp`", "`02_step/kernel.cu`")
         self.assertEqual(self.problems(), [])
 
+    def test_a_student_copy_skips_the_kit_folders_it_removes(self):
+        write_tree(self.root, {"lab/lab.py": ""})
+        self.edit("README.md", "`common/util.hpp`", "`lab/tests/check.sh`")
+        self.assert_one_problem("lab/tests/check.sh", "no such file")
+        write_tree(self.root, {"lab/released.json": json.dumps({"steps": ["01_step"], "withheld": [],
+                                                                "removed": ["lab/tests"]})})
+        self.assertEqual(self.problems(), [])
+        self.edit("README.md", "`lab/tests/check.sh`", "`lab/testsuite.sh`")  # only what is under the folder
+        self.assert_one_problem("lab/testsuite.sh", "no such file")
+
     def test_a_term_used_before_its_link_fails(self):
         self.edit("README.md", "A [tile](docs/glossary.md#tile) of C", "Tiles first. A [tile](docs/glossary.md#tile) of C")
         self.assert_one_problem("README.md:3:", '"tile"', "docs/glossary.md#tile")
