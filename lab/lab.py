@@ -3,24 +3,27 @@
 lab/README.md. Python standard library only.
 
     python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR]
-    python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR]
-                             [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
+    python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR] [--level L]
+                             [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N] [--no-gpu]
+    python3 lab/lab.py collect --grades DIR --out FILE.csv
     python3 lab/lab.py check [--steps all] [--source DIR]
 
 Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
 regions). A release leaves out every step after the first one it hands out, unless --keep names
 it: later steps build on earlier ones, so their code carries the solutions.
 Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
-  0   exit_ok: done (grade: report.md, results.json and grading.json written, whatever the scores)
+  0   exit_ok: done (grade: report.md, results.json and grading.json written, whatever the scores;
+      with --no-gpu, the GPU parts marked as not run)
   1   exit_check_failed: check or release: a LAB marker is malformed, or a solution would leak
   2   exit_bad_argument: bad command line or input file (unknown step, step without LAB regions,
-      rubric, cases)
+      rubric, cases; collect: a folder with no grading in it)
   4   exit_unsupported_gpu: grade: this GPU cannot run a chosen step
   8   exit_cannot_grade: grade: this machine cannot grade (a tool is missing, the reference does
       not build)
-  77  exit_no_device: grade: no CUDA device
+  77  exit_no_device: grade: no CUDA device (and no --no-gpu): nothing is written
 """
 import argparse
+import csv
 import json
 import shutil
 import sys
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from labkit import exit_codes, grading, release, report  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
+from labkit import markers  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, released_steps,  # noqa: E402
@@ -87,6 +91,9 @@ def parse_args(argv):
     rel.add_argument("--rubric", type=existing_file, help="rubric to describe in LAB.md (default lab/rubric.json)")
     rel.add_argument("--source", type=existing_folder, default=REPOSITORY,
                      help="tree with the solutions to copy (default: this repository)")
+    rel.add_argument("--level", default=markers.DEFAULT_LEVEL, choices=markers.LEVELS,
+                     help="difficulty: the regions of this level and easier ones become TODOs (default "
+                          f"{markers.DEFAULT_LEVEL}; `check` prints the lines each level asks for)")
     rel.add_argument("--keep", default="",
                      help="later steps to copy as they are (by default every step after the first one handed out "
                           "is left out: its code carries the solutions); the leak check still applies")
@@ -103,6 +110,17 @@ def parse_args(argv):
     grade.add_argument("--work", type=Path, help="folder for the builds, kept and reused between gradings "
                                                  "(default: a temporary folder, removed)")
     grade.add_argument("--jobs", type=positive_int, default=4, help="cases and sanitizer runs at once (default 4)")
+    grade.add_argument("--level", default=markers.DEFAULT_LEVEL, choices=markers.LEVELS,
+                       help="the level the steps were handed out at: a kernel may differ from that handout only "
+                            f"in its TODOs (default {markers.DEFAULT_LEVEL})")
+    grade.add_argument("--no-gpu", action="store_true",
+                       help="grade without a GPU: only the TODOs changed, no foreign kernel, the build and the "
+                            "host tests; the GPU parts are marked as not run")
+
+    collect = commands.add_parser("collect", help="one CSV for the class from a folder of gradings")
+    collect.add_argument("--grades", required=True, type=existing_folder,
+                         help="folder whose subfolders are grade --out folders (one per student)")
+    collect.add_argument("--out", required=True, type=Path, help="the CSV file to write")
 
     check = commands.add_parser("check", help="check the LAB markers, and that releasing each step leaks nothing")
     check.add_argument("--steps", default="all", help="steps to check (default: every step)")
@@ -119,7 +137,7 @@ def command_release(args):
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise UsageError(f"--out {args.out} exists and is not an empty folder")
     try:
-        plan = release.release(source, steps, args.out, rubric, keep)
+        plan = release.release(source, steps, args.out, rubric, keep, level=args.level)
     except release.LeakError as e:
         for leak in e.leaks:
             print(f"  {leak}", file=sys.stderr)
@@ -136,22 +154,40 @@ def command_release(args):
                     exit_codes.EXIT_CHECK_FAILED)
     withheld = f"; left out, as later steps: {', '.join(plan.withheld)}" if plan.withheld else ""
     print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
-          + ", ".join(steps) + withheld + "; instructions for students in LAB.md")
+          + ", ".join(steps) + f" (level {plan.level})" + withheld + "; instructions for students in LAB.md")
     return exit_codes.EXIT_OK
 
 
-def joint_release_is_clean(source, steps, rubric):
+def joint_release_is_clean(source, steps, rubric, level=markers.DEFAULT_LEVEL):
     """True when handing out `steps` together is a release that can be made and leaks nothing (a
     later step among them can hand shapes to a step that such a release leaves out: not a release)."""
     try:
-        return not release.Plan(source, steps, rubric).leaks()
+        return not release.Plan(source, steps, rubric, level=level).leaks()
     except UsageError:
         return False
 
 
+def lines_per_level(regions):
+    """{level: solution lines a release at that level asks for}, every level."""
+    return {level: sum(len(r.solution) for r in markers.blanked_regions(regions, level)) for level in markers.LEVELS}
+
+
+def distinct_levels(regions):
+    """The levels whose releases blank different regions: the easiest, and each harder one that
+    blanks something more (releases at the others are the same as the one before)."""
+    found, previous = [], None
+    for level in markers.LEVELS:
+        blanked = [r.begin_line for r in markers.blanked_regions(regions, level)]
+        if blanked != previous:
+            found.append(level)
+        previous = blanked
+    return found
+
+
 def command_check(args):
-    """For authors of steps: every marker well formed, and releasing each step leaks nothing: alone,
-    or, where its solution repeats an earlier step's code, together with that step (said so)."""
+    """For authors of steps: every marker well formed, and releasing each step leaks nothing, at
+    every level that blanks something more: alone, or, where its solution repeats an earlier
+    step's code, together with that step (said so). Prints the lines each level asks for."""
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps, require_regions=False)
     rubric = load_rubric()
@@ -164,22 +200,31 @@ def command_check(args):
             print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
                                                 if step in handed_out else "(it cannot be handed out)"))
             continue
-        plan = release.Plan(source, [step], rubric)
-        leaks = plan.leaks()
-        lines = sum(len(r.solution) for r in regions)
-        later = f"; its release leaves out {', '.join(plan.withheld)}" if plan.withheld else ""
-        earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
-        if leaks and earlier and joint_release_is_clean(source, sorted(earlier + [step]), rubric):
-            print(f"{step}: {len(regions)} region(s), {lines} solution line(s){later}; hand it out with "
-                  f"{', '.join(earlier)}, whose code its solution repeats")
-            for leak in leaks:
-                print(f"  {leak}")
-            continue
-        print(f"{step}: {len(regions)} region(s), {lines} solution line(s)"
-              + (f", {len(leaks)} LEAK(S)" if leaks else "") + later)
-        for leak in leaks:
+        per_level = lines_per_level(regions)
+        count = len(markers.all_regions(regions))
+        levels = ", ".join(f"{level} {lines}" for level, lines in per_level.items())
+        headline = (f"{step}: {count} region(s), {per_level[markers.LEVELS[-1]]} solution line(s) "
+                    f"(lines per level: {levels})")
+        notes, shown = [], []
+        for level in distinct_levels(regions):
+            plan = release.Plan(source, [step], rubric, level=level)
+            leaks = plan.leaks()
+            later = f"its release leaves out {', '.join(plan.withheld)}" if plan.withheld else ""
+            if later and later not in notes:
+                notes.append(later)
+            at = "" if level == markers.DEFAULT_LEVEL else f" at level {level}"
+            earlier = [s for s in release.leaked_steps(leaks, every_step) if s < step]
+            if leaks and earlier and joint_release_is_clean(source, sorted(earlier + [step]), rubric, level):
+                notes.append(f"hand it out with {', '.join(earlier)}{at}, whose code its solution repeats")
+                shown += leaks
+                continue
+            if leaks:
+                notes.append(f"{len(leaks)} LEAK(S){at}")
+                shown += leaks
+                problems += len(leaks)
+        print(headline + "".join(f"; {note}" for note in notes))
+        for leak in dict.fromkeys(shown):
             print(f"  {leak}")
-        problems += len(leaks)
     return exit_codes.EXIT_CHECK_FAILED if problems else exit_codes.EXIT_OK
 
 
@@ -209,13 +254,17 @@ def command_grade(args):
         if not shutil.which(tool):
             return fail(f"{tool} is not on PATH: the grader builds and runs the tests with it",
                         exit_codes.EXIT_CANNOT_GRADE)
-    devices, gpu = grading.cuda_devices()
-    if devices == 0:
-        return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU", exit_codes.EXIT_NO_DEVICE)
+    gpu = None
+    if not args.no_gpu:
+        devices, gpu = grading.cuda_devices()
+        if devices == 0:
+            return fail(f"{gpu}: grading runs the kernels, so it needs a CUDA GPU (--no-gpu grades what can be "
+                        "graded without one)", exit_codes.EXIT_NO_DEVICE)
 
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))
-    grader = grading.Grader(args.submission, reference, steps, rubric, instructor_cases, work, args.jobs, self_check)
+    grader = grading.Grader(args.submission, reference, steps, rubric, instructor_cases, work, args.jobs, self_check,
+                            level=args.level, use_gpu=not args.no_gpu)
     grader.gpu = gpu
     try:
         record = grader.grade(args.out / "logs")
@@ -238,10 +287,35 @@ def write_outputs(record, out):
     print(f"{results['output']}\nwrote {out / 'report.md'} and {out / 'results.json'}")
 
 
+def command_collect(args):
+    """class.csv: a row per grading found under --grades (a folder holding grading.json)."""
+    gradings = sorted(p.parent for p in args.grades.glob("*/grading.json"))
+    if (args.grades / "grading.json").is_file():
+        gradings.insert(0, args.grades)
+    if not gradings:
+        raise UsageError(f"{args.grades} holds no grading (no grading.json in it or in a folder of it)")
+    rows = []
+    for folder in gradings:
+        try:
+            record = json.loads((folder / "grading.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise UsageError(f"{folder / 'grading.json'}: not a grading ({e})") from None
+        rows.append(report.class_row(folder.name, record))
+    columns = report.class_columns(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.out}: {len(rows)} grading(s), {len(columns)} column(s)")
+    return exit_codes.EXIT_OK
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        return {"release": command_release, "grade": command_grade, "check": command_check}[args.command](args)
+        return {"release": command_release, "grade": command_grade, "check": command_check,
+                "collect": command_collect}[args.command](args)
     except UsageError as e:
         return fail(str(e), exit_codes.EXIT_BAD_ARGUMENT)
     except MarkerError as e:

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import cuda_probe  # common/cuda_probe.py, on the path with exit_codes (labkit/__init__.py)
 
-from . import exit_codes
+from . import exit_codes, integrity, markers
 from .cases import parse_cases
 from .release import source_commit
-from .steps import KERNEL, repository_files
+from .steps import KERNEL, RELEASE_RECORD, repository_files
 
 # Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
 # read by common/exit_codes.py): grade exits with exit_unsupported_gpu and exit_no_device meaning
@@ -311,17 +311,50 @@ def measure(executable, rubric, csv_path, timeout):
     return row, ""
 
 
-def measure_step(submission_exe, reference_exe, rubric, scratch, timeout):
-    """Submission and reference solution alternately, rubric rounds each; best of each, and the
-    best cuBLAS of all runs (every run times cuBLAS beside the step)."""
+def other_gpu_processes():
+    """The compute processes on the GPUs that are not this grading's (nvidia-smi's list, taken
+    between two runs of the grader's own, so that none of them is ours): ["pid name (MiB)"], or
+    None when nvidia-smi cannot say."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    outcome = run([smi, "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader,nounits"], 30)
+    if outcome.code != exit_codes.EXIT_OK:
+        return None
+    found = []
+    for line in outcome.stdout.splitlines():
+        words = [w.strip() for w in line.split(",")]
+        if len(words) >= 3 and words[0].isdigit():
+            found.append(f"{words[0]} {words[1]} ({words[2]} MiB)")
+    return found
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
+
+
+def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=other_gpu_processes):
+    """Submission and reference solution alternately, rubric rounds each, one process per run.
+    Every run times its kernel and cuBLAS in alternation within the process (the harness does), so
+    each run's speed is also a share of cuBLAS's measured under the same clocks: the ratio scored
+    is the median share of the submission over the median share of the reference, which the
+    clock and power state of one process or the next cannot tilt. Before each run the GPU is
+    asked for compute processes that are not ours (busy()); any found are recorded."""
     rounds = rubric["performance"]["rounds"]
     result = {"size": rubric["performance"]["size"], "submission_tflops": None, "reference_tflops": None,
-              "cublas_tflops": None, "submission_check": None, "note": ""}
+              "cublas_tflops": None, "submission_check": None, "note": "", "ratio": None,
+              "runs": [], "other_processes": []}
     sub, ref, cublas, checks, gpu = [], [], [], [], None
+    shares = {"submission": [], "reference": []}
     for round_number in range(rounds):
         for who, executable, speeds in (("submission", submission_exe, sub), ("reference", reference_exe, ref)):
             if executable is None:
                 continue
+            others = busy()
+            if others:
+                result["other_processes"] = sorted(set(result["other_processes"]) | set(others))
             row, problem = measure(executable, rubric, Path(scratch) / f"{who}-{round_number}.csv", timeout)
             if row is None:
                 result["note"] = f"{who}: {problem}"
@@ -330,14 +363,25 @@ def measure_step(submission_exe, reference_exe, rubric, scratch, timeout):
                     return result, gpu
                 continue
             gpu = row.get("gpu") or gpu
-            speeds.append(float(row["tflops"]))
+            tflops = float(row["tflops"])
+            speeds.append(tflops)
+            run_record = {"who": who, "round": round_number + 1, "tflops": tflops}
             if row.get("cublas_tflops"):
                 cublas.append(float(row["cublas_tflops"]))
+                run_record["cublas_tflops"] = float(row["cublas_tflops"])
+                if float(row["cublas_tflops"]) > 0:
+                    shares[who].append(tflops / float(row["cublas_tflops"]))
+            result["runs"].append(run_record)
             if who == "submission":
                 checks.append(row.get("status", ""))
     result["submission_tflops"] = max(sub) if sub else None
     result["reference_tflops"] = max(ref) if ref else None
     result["cublas_tflops"] = max(cublas) if cublas else None
+    if shares["submission"] and shares["reference"] and len(shares["submission"]) == len(sub) \
+            and len(shares["reference"]) == len(ref):
+        result["ratio"] = median(shares["submission"]) / median(shares["reference"])
+    elif sub and ref:
+        result["ratio"] = max(sub) / max(ref)
     result["submission_check"] = "PASS" if checks and all(c == "PASS" for c in checks) else "FAIL"
     if result["submission_check"] == "FAIL" and not result["note"]:
         result["note"] = "the submission's result at this size failed the check against cuBLAS"
@@ -350,17 +394,41 @@ def log(message):
     print(f"[lab] {message}", file=sys.stderr, flush=True)
 
 
-class Grader:
-    """One grading: options as lab.py's grade command takes them."""
+def handout_of(reference, step, level, self_check):
+    """(lines, TODO blocks) of the step's kernel.cu as the students got it: the reference's solution
+    at `level` (markers.released_lines), or, in a student's own copy (self_check), the file that
+    release recorded in lab/released.json. None when a student copy has no record of it."""
+    if self_check:
+        record_path = Path(reference) / RELEASE_RECORD
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            handout = record["handout"][f"{step}/{KERNEL}"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return handout["lines"], [tuple(block) for block in handout["todos"]]
+    text = (Path(reference) / step / KERNEL).read_text(encoding="utf-8")
+    return integrity.handout_todos(text, f"{step}/{KERNEL}", level)
 
-    def __init__(self, submission, reference, steps, rubric, instructor_cases, work, jobs, self_check_steps=()):
+
+TODOS_ONLY, OWN_KERNELS = "only the TODOs changed", "no kernel but the step's own"
+
+
+class Grader:
+    """One grading: options as lab.py's grade command takes them. use_gpu=False: the no-GPU
+    grade (integrity, build, host tests; the GPU parts are recorded as not run)."""
+
+    def __init__(self, submission, reference, steps, rubric, instructor_cases, work, jobs, self_check_steps=(),
+                 level=markers.DEFAULT_LEVEL, use_gpu=True):
         self.submission, self.reference = Path(submission).resolve(), Path(reference).resolve()
         self.steps, self.rubric, self.instructor_cases = steps, rubric, instructor_cases
         self.work, self.jobs = Path(work).resolve(), jobs
         self.self_check_steps = set(self_check_steps)
+        self.level, self.use_gpu = level, use_gpu
         self.timeouts = rubric["timeouts_seconds"]
         self.build_jobs = os.cpu_count() or 2
         self.gpu = None
+        self.integrity = {step: [] for step in steps}  # per step: [{"check", "status", "detail"}]
+        self.reference_objects = {}  # step: the reference solution's kernel object, for the symbol check
 
     # -- the reference ----------------------------------------------------------------------------
 
@@ -378,7 +446,31 @@ class Grader:
         if listing.code != exit_codes.EXIT_OK:
             raise GradingError("gpu_tests --list-cases failed: " + listing.output.strip(),
                                exit_codes.EXIT_CANNOT_GRADE)
+        self.note_reference_objects(reference)
         return reference, parse_cases(listing.stdout, "gpu_tests --list-cases", "standard")
+
+    def build_reference_objects(self, log_dir, options=()):
+        """Without a GPU: only the reference solutions' kernel objects (<step>_kernel), which the
+        symbol check compares the submission's with."""
+        reference = Build(self.reference, self.work / "reference-build", log_dir, self.build_jobs)
+        targets = [f"{s}_kernel" for s in self.steps if s not in self.self_check_steps]
+        if not targets:
+            return reference
+        log(f"building the reference solutions' kernels ({self.reference}) in {reference.directory}")
+        outcome = reference.configure("reference", self.timeouts["build"], options)
+        if outcome.code == exit_codes.EXIT_OK:
+            outcome = reference.build("reference-build", targets, self.timeouts["build"])
+        if outcome.code != exit_codes.EXIT_OK:
+            error = first_compiler_error(outcome.output, self.reference) or outcome.output.strip()[-2000:]
+            raise GradingError(f"the reference tree does not build, so nothing can be graded:\n{error}",
+                               exit_codes.EXIT_CANNOT_GRADE)
+        self.note_reference_objects(reference)
+        return reference
+
+    def note_reference_objects(self, reference):
+        for step in self.steps:
+            if step not in self.self_check_steps:
+                self.reference_objects[step] = integrity.kernel_object(reference.directory, step)
 
     def check_gpu_runs(self, reference):
         """Every chosen step must run on this GPU (the reference's own executable says so)."""
@@ -393,9 +485,37 @@ class Grader:
 
     # -- the submission ---------------------------------------------------------------------------
 
+    def check_todos_only(self, step, text):
+        """The first integrity check: '' when the kernel differs from the handout only in its TODOs."""
+        handout = handout_of(self.reference, step, self.level, step in self.self_check_steps)
+        if handout is None:
+            self.integrity[step].append({"check": TODOS_ONLY, "status": "not run",
+                                         "detail": f"{RELEASE_RECORD} has no handout of {step}/{KERNEL}"})
+            return ""
+        problem = integrity.changed_outside_todos(*handout, text)
+        self.integrity[step].append({"check": TODOS_ONLY, "status": "fail" if problem else "pass", "detail": problem})
+        return problem
+
+    def check_own_kernels(self, build, step):
+        """The second integrity check, on the compiled object: '' when it calls no foreign code."""
+        submitted = integrity.kernel_object(build.directory, step)
+        reference = self.reference_objects.get(step)
+        if submitted is None:
+            self.integrity[step].append({"check": OWN_KERNELS, "status": "not run",
+                                         "detail": "the kernel object was not found in the build"})
+            return ""
+        try:
+            found = integrity.foreign_calls(submitted, reference)
+        except integrity.ToolMissing as e:
+            raise GradingError(str(e), exit_codes.EXIT_CANNOT_GRADE) from None
+        problem = "calls " + "; ".join(found) if found else ""
+        self.integrity[step].append({"check": OWN_KERNELS, "status": "fail" if found else "pass", "detail": problem})
+        return problem
+
     def build_submission(self, log_dir, options=()):
         """The Build, and per step {"ok", "error", "reason"}: each step compiles or fails on its own;
-        reason says why one failed ("no kernel" in the submission, "compiler")."""
+        reason says why one failed ("no kernel" in the submission, "compiler", "refused": it changes
+        the handout outside its TODOs, or calls code that is not its own; integrity.py)."""
         kernels, results = {}, {}
         for step in self.steps:
             path, problem = find_submission_kernel(self.submission, step)
@@ -403,9 +523,16 @@ class Grader:
                 results[step] = {"ok": False, "error": problem, "reason": "no kernel"}
                 continue
             try:
-                kernels[f"{step}/{KERNEL}"] = path.read_text(encoding="utf-8")
+                text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 results[step] = {"ok": False, "error": f"cannot read {path}: {e}", "reason": "no kernel"}
+                continue
+            problem = self.check_todos_only(step, text)
+            if problem:
+                log(f"{step}: refused: {problem}")
+                results[step] = {"ok": False, "error": f"refused: {problem}", "reason": "refused"}
+                continue
+            kernels[f"{step}/{KERNEL}"] = text
         tree = self.work / "submission-tree"
         sync_tree(self.reference, tree, kernels)
         build = Build(tree, self.work / "submission-build", log_dir, self.build_jobs)
@@ -415,7 +542,7 @@ class Grader:
             raise GradingError("the scratch copy of the reference does not configure:\n" + outcome.output[-2000:],
                                exit_codes.EXIT_CANNOT_GRADE)
         sanitizer = _cache_value(build.directory, "COMPUTE_SANITIZER")
-        if sanitizer is not None and sanitizer.endswith("NOTFOUND"):
+        if self.use_gpu and sanitizer is not None and sanitizer.endswith("NOTFOUND"):
             raise GradingError("compute-sanitizer is not installed (CMake did not find it next to nvcc): "
                                "the sanitizer part of the rubric cannot be graded", exit_codes.EXIT_CANNOT_GRADE)
         targets = [s for s in self.steps if s not in results]
@@ -425,7 +552,12 @@ class Grader:
             build.build("submission-build", targets, self.timeouts["build"], keep_going=True)
         for step in targets:
             if build.executable(step).is_file():
-                results[step] = {"ok": True, "error": "", "reason": ""}
+                problem = self.check_own_kernels(build, step)
+                if problem:
+                    log(f"{step}: refused: {problem}")
+                    results[step] = {"ok": False, "error": f"refused: {problem}", "reason": "refused"}
+                else:
+                    results[step] = {"ok": True, "error": "", "reason": ""}
                 continue
             # Again alone, so that the error shown is this step's own.
             alone = build.build(f"submission-build-{step}", [step], self.timeouts["build"])
@@ -492,25 +624,73 @@ class Grader:
 
     # -- all of it ----------------------------------------------------------------------------------
 
+    def run_host_tests(self, build, tree, step):
+        """Without a GPU: the tests of a step that need none. The executable starts and names its
+        step (--help, exit 0), and every CTest test whose program is built from a test source that
+        includes the step's kernel.cu (11's schedule played on the CPU: stream_k_schedule.cu)."""
+        runs = []
+        outcome = run([build.executable(step), "--help"], self.timeouts["case"])
+        status = "pass" if outcome.code == exit_codes.EXIT_OK and step in outcome.output else "fail"
+        runs.append({"test": f"{step} --help", "status": status,
+                     "detail": "" if status == "pass" else (error_message(outcome.stderr) or f"exit code {outcome.code}")})
+        include = re.compile(r'^\s*#\s*include\s+"[^"]*\b' + re.escape(step) + r'/kernel\.cu"', re.MULTILINE)
+        programs = sorted(p.stem for p in (Path(tree) / "common" / "tests").glob("*.c[up]*")
+                          if include.search(p.read_text(encoding="utf-8", errors="replace")))
+        if not programs:
+            return runs
+        built = build.build(f"submission-host-tests-{step}", programs, self.timeouts["build"])
+        listing = run(["ctest", "--test-dir", build.directory, "--show-only=json-v1"], self.timeouts["case"])
+        tests = json.loads(listing.stdout).get("tests", []) if listing.code == exit_codes.EXIT_OK else []
+        for test in tests:
+            command = test.get("command") or [""]
+            if Path(command[0]).name not in programs:
+                continue
+            if built.code != exit_codes.EXIT_OK:
+                runs.append({"test": test["name"], "status": "fail", "detail": "does not build: "
+                             + (first_compiler_error(built.output, tree) or built.output.strip()[-500:])})
+                continue
+            outcome = run(command, self.timeouts["case"])
+            status = "timeout" if outcome.timed_out else "pass" if outcome.code == exit_codes.EXIT_OK else "fail"
+            failed = [line.strip() for line in outcome.output.splitlines() if "ERROR" in line or "FAILED" in line]
+            runs.append({"test": test["name"], "status": status,
+                         "detail": "" if status == "pass" else "; ".join(failed[:2]) or f"exit code {outcome.code}"})
+        return runs
+
     def grade(self, log_dir):
         started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        reference, standard_cases = self.build_reference(log_dir)
-        self.check_gpu_runs(reference)
+        if self.use_gpu:
+            reference, standard_cases = self.build_reference(log_dir)
+            self.check_gpu_runs(reference)
+        else:
+            reference, standard_cases = self.build_reference_objects(log_dir), []
         cases = standard_cases + self.instructor_cases
         submission, compiled = self.build_submission(log_dir)
 
         results = {step: {"step": step, "self_check": step in self.self_check_steps,
-                          "compile": compiled[step],
+                          "compile": compiled[step], "integrity": self.integrity[step],
                           "cases": [], "sanitizer": [], "sanitizer_note": "",
                           "performance": {"size": self.rubric["performance"]["size"], "note": ""}}
                    for step in self.steps}
         for step in self.steps:
             if not compiled[step]["ok"]:
-                log(f"{step}: does not compile")
-                results[step]["cases"] = [dict(c.as_record(), status="not run", detail="did not compile")
-                                          for c in cases]
-
+                log(f"{step}: " + ("refused" if compiled[step]["reason"] == "refused" else "does not compile"))
+                why = "refused" if compiled[step]["reason"] == "refused" else "did not compile"
+                results[step]["cases"] = [dict(c.as_record(), status="not run", detail=why) for c in cases]
         runnable = [s for s in self.steps if compiled[s]["ok"]]
+        record = {"schema": 1, "mode": "gpu" if self.use_gpu else "no-gpu", "level": self.level,
+                  "submission": str(self.submission), "reference": str(self.reference),
+                  "reference_commit": source_commit(self.reference), "started": started, "gpu": self.gpu,
+                  "rubric": self.rubric, "steps": [results[s] for s in self.steps]}
+
+        if not self.use_gpu:
+            for step in runnable:
+                results[step]["host_tests"] = self.run_host_tests(submission, self.work / "submission-tree", step)
+                passed = sum(r["status"] == "pass" for r in results[step]["host_tests"])
+                log(f"{step}: {passed} of {len(results[step]['host_tests'])} host tests pass")
+                results[step]["sanitizer_note"] = "not run: graded without a GPU"
+                results[step]["performance"]["note"] = "not measured: graded without a GPU"
+            return record
+
         case_results, hung = self.run_cases(submission, {s: cases for s in runnable})
         for step in runnable:
             results[step]["cases"] = case_results[step]
@@ -539,9 +719,9 @@ class Grader:
                 + " and cuBLAS")
             perf, gpu = measure_step(submission.executable(step), reference_exe, self.rubric, scratch,
                                      self.timeouts["performance"])
+            if perf.get("other_processes"):
+                log(f"{step}: other processes used the GPU while it was timed: {', '.join(perf['other_processes'])}")
             results[step]["performance"] = perf
             self.gpu = self.gpu or gpu
-
-        return {"schema": 1, "submission": str(self.submission), "reference": str(self.reference),
-                "reference_commit": source_commit(self.reference), "started": started, "gpu": self.gpu,
-                "rubric": self.rubric, "steps": [results[s] for s in self.steps]}
+        record["gpu"] = self.gpu
+        return record

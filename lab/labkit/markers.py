@@ -7,14 +7,33 @@ A region is marked in the solution with comment lines of their own:
     ...the solution...
     // LAB END
 
-In the student's copy the region becomes its instruction behind a TODO, at the indentation of the
-BEGIN line. Regions do not nest. Any other comment that starts with "LAB" is a typo of a marker and
-is refused, so that a misspelled END cannot silently swallow the rest of a file.
+A region has a difficulty level, named in brackets before the colon; without one it is the easiest:
+
+    // LAB BEGIN [hard]: Write the pipeline loop: ...
+    ...
+      // LAB BEGIN: Copy one slice of A and B into stage s.     (an easy region inside the hard one)
+      ...
+      // LAB END
+    ...
+    // LAB END
+
+The levels, easiest first, are LEVELS. A release is made at one level: every region of that level
+or an easier one becomes its instruction behind a TODO (a region inside one that is blanked goes
+with it), and a region of a harder level keeps its code, its markers removed, with the regions
+inside it blanked by the same rule. So a harder level asks for everything an easier one asks for,
+and more: the finer regions of the step's idea are the easy level, the idea itself the hard one.
+
+Regions nest only that way: a region may hold regions of easier levels, never one of its own level
+or a harder one. Any other comment that starts with "LAB" is a typo of a marker and is refused, so
+that a misspelled END cannot silently swallow the rest of a file.
 """
 import re
 from dataclasses import dataclass, field
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN:(?P<text>.*)$")
+LEVELS = ("easy", "medium", "hard")
+DEFAULT_LEVEL = LEVELS[0]
+
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN(?:[ \t]*\[(?P<level>[^\]]*)\])?:(?P<text>.*)$")
 CONTINUATION = re.compile(r"^[ \t]*// LAB:(?P<text>.*)$")
 END = re.compile(r"^[ \t]*// LAB END[ \t]*$")
 # Anything that looks like a marker: a comment whose text starts with the word LAB.
@@ -31,6 +50,17 @@ class MarkerError(Exception):
         self.path, self.line, self.message = path, line, message
 
 
+def level_rank(level):
+    return LEVELS.index(level)
+
+
+def check_level(level, where="--level"):
+    """The level itself, or ValueError naming the known ones."""
+    if level not in LEVELS:
+        raise ValueError(f"{where}: unknown level '{level}' (levels, easiest first: {', '.join(LEVELS)})")
+    return level
+
+
 @dataclass
 class Region:
     path: str          # as given to parse_regions, for messages
@@ -38,29 +68,47 @@ class Region:
     end_line: int      # 1-based line of "// LAB END"
     indent: str
     instruction: list = field(default_factory=list)  # the BEGIN text, then each "// LAB:" line
-    solution: list = field(default_factory=list)     # the lines strictly inside the region
+    solution: list = field(default_factory=list)     # the code lines inside the region (markers of inner regions left out)
+    level: str = DEFAULT_LEVEL
+    inner: list = field(default_factory=list)        # the regions directly inside this one
+    marker_lines: int = 0                            # BEGIN and "// LAB:" lines (END is one more)
 
     def todo_lines(self):
         """The student's version of the region: the instruction behind a TODO."""
         pad = self.indent + "//" + " " * (len(TODO) - 2)
         return [self.indent + TODO + self.instruction[0]] + [pad + more for more in self.instruction[1:]]
 
+    def walk(self):
+        """This region and every region inside it, outer first."""
+        yield self
+        for region in self.inner:
+            yield from region.walk()
+
 
 def parse_regions(text, path):
-    """The regions of one file, in order. Raises MarkerError on the first malformed marker."""
+    """The outermost regions of one file, in order (each with the regions inside it in .inner).
+    Raises MarkerError on the first malformed marker."""
     regions = []
-    current = None
+    open_regions = []         # the regions open at this line, outermost first
     instruction_open = False  # "// LAB:" lines may follow BEGIN until the first other line
     for number, line in enumerate(text.splitlines(), start=1):
         begin, continuation, end = BEGIN.match(line), CONTINUATION.match(line), END.match(line)
+        current = open_regions[-1] if open_regions else None
         if begin:
-            if current:
-                raise MarkerError(path, number, f"LAB BEGIN inside the region opened at line {current.begin_line} "
-                                                "(regions do not nest; close it with // LAB END first)")
+            level = DEFAULT_LEVEL if begin.group("level") is None else begin.group("level").strip()
+            if level not in LEVELS:
+                raise MarkerError(path, number, f"unknown level '{level}' (levels, easiest first: {', '.join(LEVELS)}; "
+                                                "// LAB BEGIN [level]: <instruction>)")
+            if current and level_rank(level) >= level_rank(current.level):
+                raise MarkerError(path, number, f"a {level} region inside the {current.level} region opened at line "
+                                                f"{current.begin_line} (regions nest only when the inner one is easier; "
+                                                "close it with // LAB END first)")
             instruction = begin.group("text").strip()
             if not instruction:
                 raise MarkerError(path, number, "LAB BEGIN needs an instruction: // LAB BEGIN: <what to write>")
-            current = Region(path, number, 0, begin.group("indent"), [instruction])
+            region = Region(path, number, 0, begin.group("indent"), [instruction], level=level, marker_lines=1)
+            (current.inner if current else regions).append(region)
+            open_regions.append(region)
             instruction_open = True
         elif continuation:
             if not (current and instruction_open):
@@ -70,35 +118,80 @@ def parse_regions(text, path):
             if not more:
                 raise MarkerError(path, number, "empty '// LAB:' line")
             current.instruction.append(more)
+            current.marker_lines += 1
         elif end:
             if not current:
                 raise MarkerError(path, number, "LAB END without a LAB BEGIN before it")
             if not any(solution_line.strip() for solution_line in current.solution):
                 raise MarkerError(path, number, f"the region opened at line {current.begin_line} is empty")
             current.end_line = number
-            regions.append(current)
-            current = None
+            open_regions.pop()
+            instruction_open = False
         elif LOOKS_LIKE_MARKER.search(line):
             raise MarkerError(path, number, "not a LAB marker: markers are whole lines, exactly '// LAB BEGIN: "
-                                            "<instruction>', '// LAB: <more instruction>' or '// LAB END'")
-        elif current:
-            current.solution.append(line)
+                                            "<instruction>', '// LAB BEGIN [level]: <instruction>', '// LAB: <more "
+                                            "instruction>' or '// LAB END'")
+        else:
+            for region in open_regions:
+                region.solution.append(line)
             instruction_open = False
-    if current:
-        raise MarkerError(path, current.begin_line, "LAB BEGIN is never closed by a // LAB END")
+    if open_regions:
+        raise MarkerError(path, open_regions[-1].begin_line, "LAB BEGIN is never closed by a // LAB END")
     return regions
 
 
-def student_version(text, path):
-    """(the file with every region replaced by its TODO, the regions). Raises MarkerError."""
+def all_regions(regions):
+    """Every region, inner ones too, in the order of their BEGIN lines."""
+    return [r for outer in regions for r in outer.walk()]
+
+
+def blanked_regions(regions, level=DEFAULT_LEVEL):
+    """The regions a release at `level` replaces by their TODO: those of that level or an easier
+    one that no other such region holds, in order."""
+    rank = level_rank(check_level(level))
+    found = []
+    for region in regions:
+        if level_rank(region.level) <= rank:
+            found.append(region)
+        else:
+            found += blanked_regions(region.inner, level)
+    return found
+
+
+def levels_in(regions):
+    """The levels the regions use, easiest first."""
+    used = {r.level for r in all_regions(regions)}
+    return [level for level in LEVELS if level in used]
+
+
+def released_lines(text, path, level=DEFAULT_LEVEL):
+    """(the lines of the file as a release at `level` hands it out, [(line of each TODO in them,
+    its region)]). Every marker line is gone: a blanked region becomes its TODO, a harder one keeps
+    its code. Raises MarkerError."""
     regions = parse_regions(text, path)
     lines = text.splitlines()
-    out = []
-    previous_end = 0
-    for region in regions:
-        out += lines[previous_end:region.begin_line - 1]
-        out += region.todo_lines()
-        previous_end = region.end_line
-    out += lines[previous_end:]
+    replaced = {r.begin_line: r for r in blanked_regions(regions, level)}
+    marker_lines = set()
+    for region in all_regions(regions):
+        marker_lines.update(range(region.begin_line, region.begin_line + region.marker_lines))
+        marker_lines.add(region.end_line)
+    out, todos = [], []
+    number = 1
+    while number <= len(lines):
+        if number in replaced:
+            region = replaced[number]
+            todos.append((len(out) + 1, region))
+            out += region.todo_lines()
+            number = region.end_line + 1
+            continue
+        if number not in marker_lines:
+            out.append(lines[number - 1])
+        number += 1
+    return out, todos
+
+
+def student_version(text, path, level=DEFAULT_LEVEL):
+    """(the file as a release at `level` hands it out, the regions it blanks). Raises MarkerError."""
+    out, todos = released_lines(text, path, level)
     trailing_newline = "\n" if text.endswith("\n") else ""
-    return "\n".join(out) + trailing_newline, regions
+    return "\n".join(out) + trailing_newline, [region for _, region in todos]

@@ -107,23 +107,29 @@ def text_files(root, paths):
             continue
 
 
-def student_kernels(root, steps):
-    """{step: (student kernel.cu text, its regions)} (MarkerError when a marker is malformed)."""
+def student_kernels(root, steps, level=markers.DEFAULT_LEVEL):
+    """{step: (student kernel.cu text at `level`, the regions it blanks, [(line of each TODO,
+    its region)])} (MarkerError when a marker is malformed)."""
     result = {}
     for step in steps:
         text = (Path(root) / step / KERNEL).read_text(encoding="utf-8")
-        result[step] = markers.student_version(text, f"{step}/{KERNEL}")
+        lines, todos = markers.released_lines(text, f"{step}/{KERNEL}", level)
+        student = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+        result[step] = (student, [region for _, region in todos], todos)
     return result
 
 
 class Plan:
     """What a release of `steps` from `root` holds: the files copied as they are, the chosen steps'
     kernels in their student version, the regions removed, the later steps left out (and out of
-    the build's list of steps), and LAB.md. `keep`: later steps to copy all the same."""
+    the build's list of steps), and LAB.md. `keep`: later steps to copy all the same; `level`: the
+    difficulty level of the release (markers.LEVELS): the regions of that level and easier ones are
+    blanked."""
 
-    def __init__(self, root, steps, rubric, exclude=(), keep=()):
+    def __init__(self, root, steps, rubric, exclude=(), keep=(), level=markers.DEFAULT_LEVEL):
         self.root = Path(root).resolve()
-        self.kernels = student_kernels(self.root, steps)
+        self.level = markers.check_level(level)
+        self.kernels = student_kernels(self.root, steps, self.level)
         self.withheld = later_steps(self.root, steps, keep)
         registered = registrations(self.root)
         for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
@@ -134,14 +140,14 @@ class Plan:
         self.cmake = without_registrations(self.root, self.withheld)
         self.paths = repository_files(self.root, exclude=tuple(exclude) + NOT_RELEASED
                                       + tuple(Path(s) for s in self.withheld))
-        self.regions = [r for _, rs in self.kernels.values() for r in rs]
+        self.regions = [r for _, rs, _ in self.kernels.values() for r in rs]
         hopper = [s for s in steps if s in registered and registered[s].hopper]
-        self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper)
+        self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
 
     def replaced(self):
         """{relative path: text} of the files that differ from the tree: kernels, the CMake files
         that list the steps left out, and LAB.md."""
-        files = {(Path(step) / KERNEL).as_posix(): text for step, (text, _) in self.kernels.items()}
+        files = {(Path(step) / KERNEL).as_posix(): text for step, (text, _, _) in self.kernels.items()}
         files.update(self.cmake)
         files["LAB.md"] = self.guide
         return files
@@ -154,6 +160,17 @@ class Plan:
 
     def leaks(self):
         return all_leaks(self.regions, self.text_files())
+
+    def record(self, commit):
+        """lab/released.json: the steps handed out and at which level, the steps left out, the
+        folders the kit leaves out of every copy (docs/check_docs.py skips paths into them), and
+        each handed-out kernel.cu as the copy has it, so that grading in the copy can check that
+        only the TODOs changed (integrity.py)."""
+        return {"steps": list(self.kernels), "level": self.level, "withheld": self.withheld,
+                "removed": [p.as_posix() for p in NOT_RELEASED], "source_commit": commit,
+                "handout": {(Path(step) / KERNEL).as_posix(): {
+                    "lines": text.splitlines(), "todos": [[line, len(region.todo_lines())] for line, region in todos]}
+                    for step, (text, _, todos) in self.kernels.items()}}
 
 
 def step_title(root, step):
@@ -174,7 +191,7 @@ def source_commit(root):
         return None
 
 
-def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
+def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAULT_LEVEL):
     """LAB.md: what to write, where, and how to build, test, sanitize and grade it; `withheld`,
     the later steps this copy leaves out; `hopper`, the chosen steps built for Hopper alone."""
     steps = list(kernels)
@@ -189,6 +206,10 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
         "Everything else, the harness that checks your result against cuBLAS, the tests and the earlier steps, is "
         "given and works; `README.md` explains the repository, and each step's `README.md` the idea it teaches.",
         "",
+        f"This copy is handed out at level **{level}** (of {', '.join(markers.LEVELS)}, easiest first): "
+        + ("the regions you write are the finer pieces of each step." if level == markers.LEVELS[0] else
+           "where a step marks its idea as a whole at this level, you write the whole of it, not only its pieces."),
+        "",
     ]
     if withheld:
         lines += [
@@ -201,19 +222,15 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
         "## What to implement",
         "",
     ]
-    for step, (text, regions) in kernels.items():
+    for step, (text, regions, todos) in kernels.items():
         title = step_title(root, step)
         lines.append(f"### {step}" + (f" — {title}" if title else ""))
         lines.append("")
         lines.append(f"Read [`{step}/README.md`]({step}/README.md), then fill in each `TODO` of "
                      f"[`{step}/{KERNEL}`]({step}/{KERNEL}):")
         lines.append("")
-        # Where each TODO landed in the student's file: regions shrink to their TODO lines.
-        shift = 0
-        for region in regions:
-            line = region.begin_line - shift
+        for line, region in todos:  # where each TODO landed in the student's file
             lines.append(f"- line {line}: " + " ".join(region.instruction))
-            shift += (region.end_line - region.begin_line + 1) - len(region.instruction)
         lines.append("")
         lines.append("Until you do, the step compiles and its tests fail. nvcc may warn that a variable is declared "
                      "but never referenced (for some steps it does, for others not): where it does, that variable is "
@@ -227,17 +244,24 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
     lines += [
         "Only these files are graded: " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + ". Edits anywhere else "
         "(the harness in `common/`, the tests) are not used by the grader, which builds your kernels against its own "
-        "copy of them.",
+        "copy of them. In these files, change only what a `TODO` asks for: write your code in place of each `TODO` "
+        "(keep the comment or not), and leave every other line as it is, formatting included. The grader refuses a "
+        "file that differs from this copy anywhere else, and a kernel that calls cuBLAS or another library's "
+        "kernels, or the harness's; either scores 0 for the step, with the reason in the report.",
         "",
         "## Build and test",
         "",
-        "You need an NVIDIA GPU, the CUDA Toolkit, CMake and doctest (see `README.md`, Prerequisites).",
+        "You need the CUDA Toolkit, CMake and doctest (see `README.md`, Prerequisites), and an NVIDIA GPU to run "
+        "the kernels" + (" (compute capability 9.0, an H100 or H200, for " + ", ".join(hopper) + ")" if hopper else "")
+        + ". Without a GPU everything still builds, and the tests that need one say \"Skipped\".",
         "",
         "```sh",
-        "cmake --preset default                      # configure a Release build in build/",
-        "cmake --build build -j                      # build every step and the tests",
+        "cmake --workflow --preset test    # configure build/, build every step and the tests, run every test",
         f"ctest --test-dir build --output-on-failure -R '^gpu\\.({step_regex})$'   # your steps on the standard cases",
         "```",
+        "",
+        "The first command also runs the tests of the harness and of the earlier steps, which pass as given; "
+        "after a change, `cmake --build build` and the second command are enough.",
         "",
         "Each test runs your kernel on odd, skinny and tile-multiple shapes with several alpha and beta, and "
         "prints the first wrong element of a failing case. One run by hand, with its check against cuBLAS "
@@ -262,9 +286,13 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
         "",
         "```sh",
         f"python3 lab/lab.py grade --submission . --steps {numbers} --out my-grade",
+        f"python3 lab/lab.py grade --submission . --steps {numbers} --out my-grade --no-gpu   # on a machine "
+        "without one",
         "```",
         "",
         "This builds your kernels against a fresh copy of the harness and tests and writes `my-grade/report.md`. "
+        "Without a GPU (`--no-gpu`) it checks what it can: that only the TODOs changed, that your kernel calls no "
+        "other library's kernels, that it builds, and the tests that need no GPU; the rest is marked as not run. "
         "The score follows the course's rubric:",
         "",
         f"- correctness, {rubric['correctness']['points']} points per step: the share of cases that pass, the "
@@ -284,15 +312,15 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=()):
     return "\n".join(lines)
 
 
-def release(root, steps, out, rubric, keep=(), leak_check=True):
+def release(root, steps, out, rubric, keep=(), leak_check=True, level=markers.DEFAULT_LEVEL):
     """Writes the student copy of `root` into `out` (a new or empty folder) and returns its Plan;
-    `keep`: later steps to copy all the same. Raises MarkerError, UsageError, or LeakError when a
+    `keep`: later steps to copy all the same; `level`: the difficulty level (markers.LEVELS). Raises MarkerError, UsageError, or LeakError when a
     solution survived (a line, or a copy of its code); then `out` is left as it was. (leak_check=False
     is for the kit's build test, which compiles every skeleton at once.)
     The leak check reads back what was written, so it also covers the copying itself."""
     root, out = Path(root).resolve(), Path(out).resolve()
     exclude = [out.relative_to(root)] if root in out.parents else []  # a copy inside the tree skips itself
-    plan = Plan(root, steps, rubric, exclude, keep)
+    plan = Plan(root, steps, rubric, exclude, keep, level)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
@@ -302,7 +330,7 @@ def release(root, steps, out, rubric, keep=(), leak_check=True):
             shutil.copy2(root / path, target)
         for path, text in plan.replaced().items():
             (staging / path).write_text(text, encoding="utf-8")
-        record = {"steps": list(plan.kernels), "withheld": plan.withheld, "source_commit": source_commit(root)}
+        record = plan.record(source_commit(root))
         (staging / RELEASE_RECORD).parent.mkdir(parents=True, exist_ok=True)
         (staging / RELEASE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 

@@ -17,12 +17,14 @@ def _round(points):
 
 @dataclass
 class Part:
-    """One scored part of a step: a Gradescope test."""
+    """One scored part of a step: a Gradescope test. status: "passed" or "failed" for a check
+    worth no points (Gradescope shows it so), else None."""
     name: str
     score: float
     max_score: float
     output: str
     visibility: str = "visible"
+    status: str = None
 
 
 @dataclass
@@ -56,8 +58,38 @@ def case_label(case):
 
 
 def _not_built(result):
-    """Why a step was not built: the compiler refused it, or the submission has no kernel for it."""
-    return "not built" if result["compile"].get("reason") == "no kernel" else "did not compile"
+    """Why a step was not built: the compiler refused it, the grader did (integrity), or the
+    submission has no kernel for it."""
+    return {"no kernel": "not built", "refused": "refused"}.get(result["compile"].get("reason"), "did not compile")
+
+
+def _check_parts(result):
+    """The checks worth no points, as Gradescope tests with a status: integrity (only the TODOs
+    changed, no kernel but the step's own), and, without a GPU, the build and the host tests."""
+    step = result["step"]
+    parts = []
+    for check in result.get("integrity", []):
+        if check["status"] == "not run":
+            continue
+        parts.append(Part(f"{step}: integrity, {check['check']}", 0.0, 0.0,
+                          check["status"] if check["status"] == "pass" else f"FAIL: {check['detail']}",
+                          status="passed" if check["status"] == "pass" else "failed"))
+    host = result.get("host_tests")
+    if host is not None:
+        built = result["compile"]["ok"]
+        parts.append(Part(f"{step}: builds", 0.0, 0.0, "compiles and links" if built else
+                          f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip(),
+                          status="passed" if built else "failed"))
+        ok = sum(1 for r in host if r["status"] == "pass")
+        lines = [f"{ok} of {len(host)} host tests pass"] + [
+            f"{r['test']}: {r['status'].upper()}" + (f" ({r['detail']})" if r.get("detail") else "")
+            for r in host if r["status"] != "pass"]
+        parts.append(Part(f"{step}: host tests (no GPU)", 0.0, 0.0, "\n".join(lines),
+                          status="passed" if ok == len(host) else "failed"))
+    return parts
+
+
+NOT_RUN_WITHOUT_GPU = "not run: graded without a GPU (the GPU grading scores this part)"
 
 
 def score_step(result, rubric):
@@ -68,6 +100,13 @@ def score_step(result, rubric):
     cases = result.get("cases", [])
     passed, total = _case_counts(cases)
     not_compiled = f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
+    if "host_tests" in result or (not compiled and result.get("mode") == "no-gpu"):
+        # The no-GPU grade: the GPU parts are listed, worth nothing here, and not run.
+        for title in ("correctness", "compute-sanitizer", "performance"):
+            scored.parts.append(Part(f"{step}: {title}", 0.0, 0.0,
+                                     not_compiled if not compiled else NOT_RUN_WITHOUT_GPU))
+        scored.parts += _check_parts(result)
+        return scored
 
     # Correctness: every case is worth the same share of the points, hidden ones included.
     points = rubric["correctness"]["points"]
@@ -113,6 +152,7 @@ def score_step(result, rubric):
         # A student copy has no reference solution: the instructor's grading scores this part.
         scored.parts.append(Part(f"{step}: performance (scored by the instructor's grading)", 0.0, 0.0,
                                  speed or perf.get("note", "")))
+        scored.parts += _check_parts(result)
         return scored
     if not compiled:
         score, output = 0.0, not_compiled
@@ -122,12 +162,17 @@ def score_step(result, rubric):
               and perf.get("reference_tflops")):
         score, output = 0.0, "no points: " + (perf.get("note") or "the performance run did not complete")
     else:
-        ratio = perf["submission_tflops"] / perf["reference_tflops"]
+        ratio = perf.get("ratio") or perf["submission_tflops"] / perf["reference_tflops"]
         score = points * performance_fraction(ratio, rubric)
-        output = speed
+        output = speed + (f"\nscored ratio (median share of cuBLAS in each run, submission over reference): "
+                          f"{100 * ratio:.1f}%" if perf.get("ratio") else "")
     if speed and speed not in output:
         output += "\n" + speed
+    if perf.get("other_processes"):
+        output += ("\nother processes used the GPU while it was timed (" + ", ".join(perf["other_processes"])
+                   + "): ask for a regrade if these points look low")
     scored.parts.append(Part(f"{step}: performance", _round(score), _round(points), output))
+    scored.parts += _check_parts(result)
     return scored
 
 
@@ -147,13 +192,14 @@ def performance_text(perf):
 
 
 def score_record(record):
-    return [score_step(result, record["rubric"]) for result in record["steps"]]
+    return [score_step(dict(result, mode=record.get("mode", "gpu")), record["rubric"]) for result in record["steps"]]
 
 
 def gradescope_results(record, scores):
     """results.json: Gradescope's autograder format (top-level score, one test per scored part)."""
-    tests = [{"name": p.name, "score": p.score, "max_score": p.max_score, "output": p.output,
-              "visibility": p.visibility} for s in scores for p in s.parts]
+    tests = [dict({"name": p.name, "score": p.score, "max_score": p.max_score, "output": p.output,
+                   "visibility": p.visibility}, **({"status": p.status} if p.status else {}))
+             for s in scores for p in s.parts]
     total = _round(sum(t["score"] for t in tests))
     maximum = _round(sum(t["max_score"] for t in tests))
     summary = ", ".join(f"{s.step} {s.score:g}/{s.max_score:g}" for s in scores)
@@ -251,3 +297,58 @@ def _step_section(result, scored):
     if part and part.max_score:
         lines += [f"Performance points: {part.score:g} of {part.max_score:g}.", ""]
     return lines
+
+
+# ---- a class: one CSV row per grading (lab.py collect) ------------------------------------------------
+
+FIXED_COLUMNS = ["submission", "mode", "level", "graded", "gpu", "total", "max_total", "refused_steps", "other_gpu_processes"]
+PART_KINDS = ("correctness", "sanitizer", "performance")
+
+
+def _kind(part):
+    return "correctness" if "correctness" in part.name else "sanitizer" if "sanitizer" in part.name else \
+        "performance" if "performance" in part.name else None
+
+
+def step_status(result, mode):
+    """One word or phrase per step for the class table."""
+    if not result["compile"]["ok"]:
+        return _not_built(result)
+    if mode == "no-gpu":
+        host = result.get("host_tests", [])
+        return "built, host tests " + ("pass" if all(r["status"] == "pass" for r in host) else "FAIL") + ", no GPU run"
+    cases = result.get("cases", [])
+    passed, total = _case_counts(cases)
+    return f"{passed}/{total} cases"
+
+
+def class_row(name, record):
+    """The CSV row of one grading (its folder's name): totals, then per step its score, the score
+    of each part, its status and its speed."""
+    mode = record.get("mode", "gpu")
+    scores = score_record(record)
+    row = {"submission": name, "mode": mode, "level": record.get("level", "easy"), "graded": record.get("started", ""),
+           "gpu": record.get("gpu") or "", "total": _round(sum(s.score for s in scores)),
+           "max_total": _round(sum(s.max_score for s in scores)),
+           "refused_steps": " ".join(r["step"] for r in record["steps"] if r["compile"].get("reason") == "refused"),
+           "other_gpu_processes": "; ".join(sorted({p for r in record["steps"]
+                                                    for p in (r.get("performance") or {}).get("other_processes", [])}))}
+    for result, scored in zip(record["steps"], scores):
+        step = result["step"]
+        row[f"{step}"] = scored.score
+        for kind in PART_KINDS:
+            row[f"{step} {kind}"] = _round(sum(p.score for p in scored.parts if _kind(p) == kind))
+        row[f"{step} status"] = step_status(result, mode)
+        perf = result.get("performance") or {}
+        row[f"{step} tflops"] = f"{perf['submission_tflops']:.2f}" if perf.get("submission_tflops") else ""
+    return row
+
+
+def class_columns(rows):
+    """The fixed columns, then each step's, in the order the gradings name the steps."""
+    columns = list(FIXED_COLUMNS)
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    return columns

@@ -16,8 +16,9 @@ STEP_DIRECTORY = re.compile(r"^\d{2}_[A-Za-z0-9_]+$")
 KERNEL = "kernel.cu"
 # Written into every student copy: which steps lost their solutions.
 RELEASE_RECORD = Path("lab") / "released.json"
-# Not copied into a student copy: the kit's own tests compare against the solutions.
-NOT_RELEASED = (Path("lab") / "tests",)
+# Not copied into a student copy: the kit's own tests compare against the solutions; the plotting
+# scripts' tests check the published figures, not the student's code, and take minutes.
+NOT_RELEASED = (Path("lab") / "tests", Path("plots") / "tests")
 # One add_worklog_step() call: its first argument is a step, the rest its options (HOPPER,
 # FALLBACK <step>, EXTRA <names>), on one line or several; a comment after it on its line goes
 # with it. The function's definition (`function(add_worklog_step step)`) and comments quoting the

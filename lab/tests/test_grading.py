@@ -399,16 +399,25 @@ printf '1 1 1 1 0 random\\n31 33 17 0.75 -0.5 random\\n127 129 67 -1.25 0 nan\\n
 """
 
 
-def fake_kernel(tflops, ignores_beta=False):
-    """A step executable: right unless it ignores beta (then every case with beta != 0 fails)."""
+def fake_kernel(tflops, ignores_beta=False, body=None):
+    """A step executable: right unless it ignores beta (then every case with beta != 0 fails). Its
+    LAB region (inside here-documents, which the shell skips) holds what a student writes: `body`
+    instead, when given."""
     wrong = ('if [ "$beta" != 0 ] && [ "$beta" != 0.0 ]; then echo "x: error: check failed: 9 element(s) '
              'outside the error bound; first at (row 0, col 0): expected 1, obtained 2" >&2; exit 1; fi')
     wrong = wrong if ignores_beta else ""
+    row = f"""[ -n "$csv" ] && printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,{tflops},50,PASS\\n' > "$csv\""""
+    body = body if body is not None else wrong + "\n" + row
     return f"""#!/bin/sh
 beta=0; csv=""
 while [ $# -gt 0 ]; do case "$1" in --beta) beta="$2"; shift ;; --csv) csv="$2"; shift ;; esac; shift; done
-{wrong}
-[ -n "$csv" ] && printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,{tflops},50,PASS\\n' > "$csv"
+: <<'MARK'
+// LAB BEGIN: Check beta and write the CSV row.
+MARK
+{body}
+: <<'MARK'
+// LAB END
+MARK
 exit 0
 """
 
@@ -424,7 +433,7 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
         # Only kernels are taken: the submission's CMakeLists.txt would break the build if it were used.
         submitted = {"CMakeLists.txt": "this is not CMake\n", "02_fake/kernel.cu": fake_kernel(9.5),
                      "04_fake/kernel.cu": fake_kernel(20, ignores_beta=True),
-                     "05_fake/kernel.cu": "#!/bin/sh\nif then fi\n"}
+                     "05_fake/kernel.cu": fake_kernel(30, body="if then fi")}
         write_tree(self.submission, submitted)
 
     def test_grade_and_score(self):

@@ -6,7 +6,8 @@ import unittest
 
 from lab_test_support import REPOSITORY
 
-from labkit.markers import MarkerError, parse_regions, student_version  # noqa: E402
+from labkit.markers import (LEVELS, MarkerError, all_regions, blanked_regions, parse_regions,  # noqa: E402
+                            released_lines, student_version)
 from labkit.steps import discover_steps, regions_of  # noqa: E402
 
 GOOD = """\
@@ -49,8 +50,12 @@ class ParseTest(unittest.TestCase):
 
     def test_each_malformed_marker_is_named_with_file_and_line(self):
         cases = {
-            "nested": ("// LAB BEGIN: a\nx;\n// LAB BEGIN: b\ny;\n// LAB END\n// LAB END\n",
-                       "s/kernel.cu:3: LAB BEGIN inside the region opened at line 1"),
+            "nested, same level": ("// LAB BEGIN: a\nx;\n// LAB BEGIN: b\ny;\n// LAB END\n// LAB END\n",
+                                   "s/kernel.cu:3: a easy region inside the easy region opened at line 1"),
+            "nested, harder inside": ("// LAB BEGIN [medium]: a\nx;\n// LAB BEGIN [hard]: b\ny;\n// LAB END\n"
+                                      "// LAB END\n", "s/kernel.cu:3: a hard region inside the medium region"),
+            "unknown level": ("// LAB BEGIN [tricky]: a\nx;\n// LAB END\n", "s/kernel.cu:1: unknown level 'tricky'"),
+            "empty level": ("// LAB BEGIN []: a\nx;\n// LAB END\n", "s/kernel.cu:1: unknown level ''"),
             "end without begin": ("x;\n// LAB END\n", "s/kernel.cu:2: LAB END without a LAB BEGIN"),
             "begin never closed": ("x;\n  // LAB BEGIN: a\ny;\n", "s/kernel.cu:2: LAB BEGIN is never closed"),
             "second end": ("// LAB BEGIN: a\nx;\n// LAB END\n// LAB END\n", "s/kernel.cu:4: LAB END without"),
@@ -68,6 +73,82 @@ class ParseTest(unittest.TestCase):
                 message = error_of(text)
                 self.assertIsNotNone(message, "accepted")
                 self.assertTrue(message.startswith(expected), message)
+
+
+# A hard region (the step's idea) holding two easy ones (its finer pieces), and an easy region
+# beside it.
+LEVELED = """\
+void k(float* c) {
+  float acc = 0.0f;
+  // LAB BEGIN [hard]: Write the loop over k.
+  // LAB: Accumulate into acc.
+  for (int i = 0; i < 4; ++i) {
+    // LAB BEGIN: Load x.
+    float x = load(i);
+    // LAB END
+    // LAB BEGIN: Add x to acc.
+    acc += x;
+    // LAB END
+  }
+  // LAB END
+  // LAB BEGIN: Store acc.
+  *c = acc;
+  // LAB END
+}
+"""
+
+
+class LevelTest(unittest.TestCase):
+    def test_nested_regions_and_their_levels(self):
+        regions = parse_regions(LEVELED, "s/kernel.cu")
+        self.assertEqual([(r.begin_line, r.end_line, r.level) for r in regions], [(3, 13, "hard"), (14, 16, "easy")])
+        self.assertEqual([(r.begin_line, r.level) for r in regions[0].inner], [(6, "easy"), (9, "easy")])
+        self.assertEqual(len(all_regions(regions)), 4)
+        # The hard region's solution is its code, without the markers of the regions inside it.
+        self.assertEqual([line.strip() for line in regions[0].solution],
+                         ["for (int i = 0; i < 4; ++i) {", "float x = load(i);", "acc += x;", "}"])
+
+    def test_a_release_at_each_level(self):
+        easy, _ = student_version(LEVELED, "s/kernel.cu", "easy")
+        self.assertEqual(easy, """\
+void k(float* c) {
+  float acc = 0.0f;
+  for (int i = 0; i < 4; ++i) {
+    // TODO: Load x.
+    // TODO: Add x to acc.
+  }
+  // TODO: Store acc.
+}
+""")
+        hard, blanked = student_version(LEVELED, "s/kernel.cu", "hard")
+        self.assertEqual(hard, """\
+void k(float* c) {
+  float acc = 0.0f;
+  // TODO: Write the loop over k.
+  //       Accumulate into acc.
+  // TODO: Store acc.
+}
+""")
+        self.assertEqual([r.begin_line for r in blanked], [3, 14])
+        # medium: no medium region, so the same as easy.
+        self.assertEqual(student_version(LEVELED, "s/kernel.cu", "medium")[0], easy)
+
+    def test_a_harder_level_asks_for_at_least_as_many_lines(self):
+        regions = parse_regions(LEVELED, "s/kernel.cu")
+        lines = [sum(len(r.solution) for r in blanked_regions(regions, level)) for level in LEVELS]
+        self.assertEqual(lines, [3, 3, 5])
+        self.assertEqual(lines, sorted(lines))
+
+    def test_where_each_todo_lands(self):
+        _, todos = released_lines(LEVELED, "s/kernel.cu", "easy")
+        self.assertEqual([(line, region.instruction[0]) for line, region in todos],
+                         [(4, "Load x."), (5, "Add x to acc."), (7, "Store acc.")])
+        _, todos = released_lines(LEVELED, "s/kernel.cu", "hard")
+        self.assertEqual([line for line, _ in todos], [3, 5])
+
+    def test_an_unknown_level_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "unknown level 'expert'"):
+            student_version(LEVELED, "s/kernel.cu", "expert")
 
 
 class StudentVersionTest(unittest.TestCase):
@@ -107,9 +188,11 @@ class RepositoryStepsTest(unittest.TestCase):
                 if not regions:
                     self.skipTest(f"{step} has no LAB regions yet")
                 source = (REPOSITORY / step / "kernel.cu").read_text(encoding="utf-8")
-                text, _ = student_version(source, step)
-                self.assertNotIn("LAB BEGIN", text)
-                self.assertEqual(text.count("// TODO: "), len(regions))
+                for level in LEVELS:
+                    text, blanked = student_version(source, step, level)
+                    self.assertNotIn("LAB BEGIN", text)
+                    self.assertNotIn("// LAB", text)
+                    self.assertEqual(text.count("// TODO: "), len(blanked))
 
     def test_the_original_six_steps_have_regions(self):
         for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",

@@ -193,7 +193,8 @@ class LeakTest(SmallTreeTest):
         write_tree(self.source, {"common/notes.md": "for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"})
         code, out, _ = run_lab("check", "--source", self.source)
         self.assertEqual(code, 1)
-        self.assertIn("01_alpha: 1 region(s), 1 solution line(s), 1 LEAK(S)", out)
+        self.assertIn("01_alpha: 1 region(s), 1 solution line(s) (lines per level: easy 1, medium 1, hard 1); "
+                      "its release leaves out 02_beta; 1 LEAK(S)", out)
         self.assertIn("02_beta: no LAB regions", out)
 
 
