@@ -97,11 +97,38 @@ def size_list(text):
     return [positive_int(part) for part in text.split(",")]
 
 
+def parse_naming_unknown_first(parser, required, argv):
+    """parser.parse_args(argv), except that an argument the parser does not know is named before a
+    missing required one: `--bogus` alone says "unrecognized arguments: --bogus", not that --bin-dir
+    and --out are required (argparse checks those first)."""
+    def require(flag):
+        for action in required:
+            action.required = flag
+
+    def error(message):  # a bad value, found while parsing: the usage line shows the required ones again
+        require(True)
+        type(parser).error(parser, message)
+
+    require(False)
+    parser.error = error
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    finally:
+        del parser.error
+        require(True)
+    if unknown:
+        parser.error("unrecognized arguments: " + " ".join(unknown))
+    missing = [action for action in required if getattr(args, action.dest) is None]
+    if missing:
+        parser.error("the following arguments are required: " + ", ".join(a.option_strings[0] for a in missing))
+    return args
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bin-dir", required=True, type=Path,
-                        help=f"folder with the step executables and {STEP_LIST}")
-    parser.add_argument("--out", required=True, type=Path, help="folder for CSVs, table and charts")
+    required = [parser.add_argument("--bin-dir", required=True, type=Path,
+                                    help=f"folder with the step executables and {STEP_LIST}"),
+                parser.add_argument("--out", required=True, type=Path, help="folder for CSVs, table and charts")]
     parser.add_argument("--size", type=positive_int, default=4096, help="M = N = K of the main runs")
     parser.add_argument("--sweep-sizes", type=size_list, default=list(DEFAULT_SWEEP),
                         help="comma-separated square sizes for the sweep")
@@ -118,7 +145,7 @@ def parse_args(argv):
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
                         help="the Python that runs plots/peers.py (default: this one)")
     add_venv_argument(parser)
-    args = parser.parse_args(argv)
+    args = parse_naming_unknown_first(parser, required, argv)
     if args.steps is not None and args.shapes is None:
         parser.error("--steps needs --shapes")
     if args.steps == []:

@@ -158,6 +158,19 @@ class ArgumentTest(unittest.TestCase):
                     run_worklog.parse_args(bad)
                 self.assertEqual(caught.exception.code, 2)
 
+    def test_argument_errors_name_the_bad_argument(self):
+        for argv, message in ((["--bogus"], "unrecognized arguments: --bogus"),
+                              (["--bin-dir", "b", "--bogus"], "unrecognized arguments: --bogus"),
+                              (["--bin-dir", "b", "--out", "o", "--size", "x"], "argument --size: not an integer"),
+                              (["--bin-dir", "b"], "the following arguments are required: --out"),
+                              ([], "the following arguments are required: --bin-dir, --out")):
+            with self.subTest(argv=argv), contextlib.redirect_stderr(io.StringIO()) as err:
+                with self.assertRaises(SystemExit) as caught:
+                    run_worklog.parse_args(argv)
+                self.assertEqual(caught.exception.code, 2)
+                self.assertIn(f": error: {message}", err.getvalue())
+                self.assertIn(" [-h] --bin-dir BIN_DIR --out OUT [--size SIZE]", err.getvalue())
+
     def test_main_runs_then_sweep_runs(self):
         args = self.parse("--iters", "5", "--warmup", "0")
         runs = run_worklog.main_runs(args, list(SIX_STEPS), Path("o"))
