@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The measured figures of README.md and the steps' READMEs, written from plots/results/*.csv.
+"""The measured figures of README.md, the steps' READMEs and docs/*.md, written from plots/results/*.csv.
 
     python3 plots/readme_blocks.py [--results plots/results] [--root DIR] --check | --write [FILE...]
 
@@ -58,8 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 import shape_results  # noqa: E402
 from profile_csv import CUBLAS, limited_by_step, load_profile  # noqa: E402
-from results_csv import (InputError, cublas_name, latest_per_step, load_rows, precision_label,  # noqa: E402
-                         read_rows, size_of)
+from results_csv import (InputError, cublas_name, headline_size, latest_per_step, load_rows,  # noqa: E402
+                         precision_label, read_rows, size_of)
 from results_table import build_table, fmt_ms, fmt_pct, fmt_tflops  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
@@ -659,6 +659,96 @@ def profile_summary(results):
                      ["---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---"], table))
 
 
+# ---- The ladder: README.md's first table ---------------------------------------------------------
+
+# The counter that shows each verdict of profile_csv.limited_by: (profile.csv column, its words).
+LIMIT_COUNTERS = (("tensor pipe", "tensor_pipe_pct", "tensor pipe busy"),
+                  ("memory bandwidth (DRAM)", "dram_throughput_pct", "DRAM busy"),
+                  ("memory bandwidth (L2)", "l2_throughput_pct", "L2 busy"),
+                  ("memory bandwidth (L1/shared)", "l1_throughput_pct", "L1/shared busy"),
+                  ("memory bandwidth", "memory_throughput_pct", "memory busy"))
+
+
+def limiting_counter(row):
+    """The one counter of a profile.csv row that shows what limits the kernel (its limited_by), in
+    words with its value: "tensor pipe busy 85.7%", "L2 busy 81.0%", "issue slots busy 75.2%",
+    "29.1 warps stalled on long_scoreboard per issued instruction". Also a cell's column
+    (limiting_counter)."""
+    verdict = row.get("limited_by") or ""
+    for name, column, words in LIMIT_COUNTERS:
+        if verdict == name and row.get(column) is not None:
+            return f"{words} {_auto(row[column])}%"
+    if verdict == "issue":
+        issue, sm = row.get("issue_active_pct"), row.get("sm_throughput_pct")
+        if issue is not None and (sm is None or issue >= sm):
+            return f"issue slots busy {_auto(issue)}%"
+        if sm is not None:
+            return f"SM busy {_auto(sm)}%"
+    if verdict == "shared-memory bank conflicts" and DERIVED["conflict_pct"](row) is not None:
+        return f"{_auto(DERIVED['conflict_pct'](row))}% of the shared wavefronts are bank conflicts"
+    if verdict.startswith("latency") and row.get("top_stall") and row.get("top_stall_per_issue") is not None:
+        return f"{_auto(row['top_stall_per_issue'])} warps stalled on {row['top_stall']} per issued instruction"
+    return None
+
+
+DERIVED["limiting_counter"] = limiting_counter
+
+
+def _longest_kernels(results):
+    """{(step, precision): the step's longest-running kernel in profile.csv}."""
+    longest = {}
+    for r in results.profile():
+        key = (r["step"], r["precision"])
+        if key not in longest or (r["duration_ns"] or 0) > (longest[key]["duration_ns"] or 0):
+            longest[key] = r
+    return longest
+
+
+@block("ladder", "worklog.csv", "profile.csv")
+def ladder(results):
+    """One row per step at the worklog's size: what it adds (the registry's words), its precision,
+    TFLOP/s, % of cuBLAS in that precision, what limits it and the counter that shows it; then
+    cuBLAS in each precision, the yardsticks."""
+    rows = latest_per_step(results.worklog())
+    if not rows:
+        raise Missing("worklog.csv has no rows")
+    size = headline_size(rows)
+    mine = [r for r in rows if size_of(r) == size]
+    order = list(dict.fromkeys(r["step"] for r in results.worklog() if size_of(r) == size))
+    mine.sort(key=lambda r: order.index(r["step"]))
+    profiled = _longest_kernels(results)
+
+    def verdict(step, precision):
+        row = profiled.get((step, precision))
+        if row is None:
+            return ["(not profiled)", "—"]
+        return [row["limited_by"] or "n/a", limiting_counter(row) or "n/a"]
+
+    def yardstick(precision):
+        cublas = [r["cublas_tflops"] for r in mine if r["precision"] == precision and r["cublas_tflops"]]
+        if not cublas:
+            return []
+        steps = [r["step"][:2] for r in mine if r["precision"] == precision]
+        return [[cublas_name(precision), f"the yardstick of {steps[0]}–{steps[-1]}" if len(steps) > 1
+                 else f"the yardstick of {steps[0]}", precision_label(precision),
+                 fmt_tflops(statistics.median(cublas)), "100%"] + verdict(CUBLAS, precision)]
+
+    table = []
+    for at, r in enumerate(mine):
+        failed = r["status"] == "FAIL"
+        table.append([f"[{r['step']}]({r['step']}/)", r["adds"], precision_label(r["precision"]),
+                      "—" if failed else fmt_tflops(r["tflops"]), "—" if failed else fmt_pct(r["pct_cublas"])]
+                     + verdict(r["step"], r["precision"]))
+        if at + 1 == len(mine) or mine[at + 1]["precision"] != r["precision"]:
+            table += yardstick(r["precision"])  # cuBLAS after the last step it measures
+    newest = max(mine, key=lambda r: r["time"])
+    return (f"{_shape(size)}, {_run_line(newest)}; each step and cuBLAS timed in alternation in one process "
+            "(`plots/results/worklog.csv`), what limits it from Nsight Compute's counters "
+            "(`plots/results/profile.csv`); cuBLAS's TFLOP/s is the median over the steps' runs:\n\n"
+            + _table(["step", "what it adds", "precision", "TFLOP/s", "% of cuBLAS", "limited by (measured)",
+                      "the counter that shows it"], ["---", "---", "---", "--:", "--:", "---", "---"], table))
+
+
 # ---- Blocks from experiments.csv ----------------------------------------------------------------
 
 def _experiment(results, experiment, **selectors):
@@ -1013,9 +1103,10 @@ def rewrite(path, results):
 
 
 def readmes(root):
-    """README.md and every directory's README.md (one level down) under root."""
+    """README.md, every directory's README.md (one level down) and the pages of docs/ under root."""
     root = Path(root)
-    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md"))] if p.is_file()]
+    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *sorted(root.glob("docs/*.md"))]
+            if p.is_file()]
 
 
 def _relative(path, root):
@@ -1087,7 +1178,7 @@ def main(argv=None):
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--check", action="store_true", help="exit 1, saying where, when a block or cell is stale")
     what.add_argument("--write", action="store_true", help="rewrite every block and cell from the results")
-    parser.add_argument("files", nargs="*", type=Path, help="the READMEs (default: README.md and */README.md)")
+    parser.add_argument("files", nargs="*", type=Path, help="the READMEs (default: README.md, */README.md and docs/*.md)")
     args = parser.parse_args(argv)
     root = (args.root or args.results.resolve().parent.parent).resolve()
     files = args.files or readmes(root)

@@ -199,6 +199,36 @@ class RenderTest(unittest.TestCase):
         for name in ("01_naive", "06_multiwarp_wmma", "cuBLAS FP32", "cuBLAS FP16→FP32"):
             self.assertIn(f"| {name} |", text)
 
+    def test_ladder_has_a_row_per_step_then_cublas_after_the_steps_it_measures(self):
+        text = self.render("ladder")
+        self.assertIn("| step | what it adds | precision | TFLOP/s | % of cuBLAS | limited by (measured) | "
+                      "the counter that shows it |", text)
+        lines = [line for line in text.splitlines() if line.startswith("| [") or line.startswith("| cuBLAS")]
+        self.assertEqual([line.split(" | ")[0] for line in lines],
+                         ["| [01_naive](01_naive/)", "| [02_block_tiling](02_block_tiling/)",
+                          "| [03_thread_coarsening](03_thread_coarsening/)", "| [04_outer_product](04_outer_product/)",
+                          "| cuBLAS SGEMM", "| [05_wmma](05_wmma/)", "| [06_multiwarp_wmma](06_multiwarp_wmma/)",
+                          "| cuBLAS GemmEx FP16→FP32"])
+        self.assertIn("| [02_block_tiling](02_block_tiling/) | shared-memory tiles of A and B | FP32 | 9.48 | 17.9% | "
+                      "shared-memory bank conflicts | 33.3% of the shared wavefronts are bank conflicts |", text)
+        self.assertIn("| cuBLAS SGEMM | the yardstick of 01–04 | FP32 |", text)
+        self.assertIn("| cuBLAS GemmEx FP16→FP32 | the yardstick of 05–06 | FP16→FP32 |", text)
+
+    def test_the_counter_that_shows_each_verdict(self):
+        counter = readme_blocks.limiting_counter
+        self.assertEqual(counter({"limited_by": "tensor pipe", "tensor_pipe_pct": 85.68}), "tensor pipe busy 85.7%")
+        self.assertEqual(counter({"limited_by": "memory bandwidth (L2)", "l2_throughput_pct": 81.0}), "L2 busy 81.0%")
+        self.assertEqual(counter({"limited_by": "issue", "issue_active_pct": 75.2, "sm_throughput_pct": 72.97}),
+                         "issue slots busy 75.2%")
+        self.assertEqual(counter({"limited_by": "issue", "issue_active_pct": 60.0, "sm_throughput_pct": 71.3}),
+                         "SM busy 71.3%")
+        self.assertEqual(counter({"limited_by": "latency (waiting for global/local memory)",
+                                  "top_stall": "long_scoreboard", "top_stall_per_issue": 29.05}),
+                         "29.1 warps stalled on long_scoreboard per issued instruction")
+        self.assertIsNone(counter({"limited_by": "n/a"}))
+        self.assertEqual(self.cell("profile.csv step=02_block_tiling column=limiting_counter"),
+                         "33.3% of the shared wavefronts are bank conflicts")
+
     def test_experiment_blocks(self):
         self.assertIn("| 06_multiwarp_wmma | 10.2 | 107.4 | 14.2% |", self.render("at_8192"))
 
@@ -303,12 +333,15 @@ class RewriteTest(unittest.TestCase):
                       str(caught.exception))
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
-    def test_readmes_are_the_top_one_and_those_one_level_down(self):
+    def test_readmes_are_the_top_one_those_one_level_down_and_the_docs_pages(self):
         (self.root / "01_naive").mkdir()
         (self.root / "01_naive" / "README.md").write_text("no blocks\n")
         (self.root / "a" / "b").mkdir(parents=True)
         (self.root / "a" / "b" / "README.md").write_text("too deep\n")
-        self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md"])
+        (self.root / "docs").mkdir(exist_ok=True)
+        (self.root / "docs" / "running.md").write_text("a page\n")
+        self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md",
+                                                            self.root / "docs" / "running.md"])
 
     def test_refresh_after_publish_rewrites_a_checkouts_readmes(self):
         out = io.StringIO()
