@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every link and repository path the READMEs name exists, and README.md defines its terms first.
+"""Every link and repository path the READMEs name exists, README.md defines its terms first, and no
+page types a measured figure or a count by hand.
 
     python3 docs/check_docs.py [--root DIR]
 
@@ -15,7 +16,7 @@ docs/*.md. In each:
   (so `plots/results/shapes.csv`, `common/hopper.cuh`, 11's `results/targets.csv`), or a step's
   folder name (`12_swap_ab/kernel.cu`); it must exist. Paths under `build/` are what a build writes
   and are not checked, nor are words with placeholders (`<step>`, `*`, `…`, `NN_name`) or paths that
-  leave the repository (`../shared/tutorials/`).
+  leave the repository (`../elsewhere/`).
 
 In a student copy made by `lab/lab.py release` (which records in lab/released.json the steps it
 leaves out, and the kit's folders it removes, lab/tests), links and paths into those are not
@@ -25,6 +26,24 @@ README.md must also meet no term before its definition: the section "Terms defin
 glossary links, `[term](docs/glossary.md#anchor)`, and for each, the first time the term occurs in
 README.md (whole words, in any case, with "s", "es", "d", "ed" or "ing" after), that occurrence must be the text
 of a link to that glossary entry.
+
+Measured figures live in plots/results and reach a page only as generated blocks and quoted cells
+(plots/readme_blocks.py). So, outside those, comments and code:
+
+- a number followed by %, TFLOP/s, µs or GB is a problem, unless its paragraph (or table, or list
+  item) links docs/published_figures.md and the number is on that page (a figure others published),
+  or it follows "=" or "≈" (worked out in place: "8/40 = 20%"), or NOT_MEASURED names it for that
+  file (a threshold, with where it is set);
+- a number followed by "tests", "cases" or "variants" is a problem: the build counts them;
+- "../shared/" is a problem: a clone has no such folder.
+
+The READMEs of the steps in PENDING_REWRITE are not read for these three. And:
+
+- README.md's generated block "ladder" starts by line LADDER_FIRST_SCREEN and has a row for every
+  add_worklog_step() of CMakeLists.txt;
+- each step's README names, in code, every variant its kernel.cu registers (.variant("name", ...));
+- every test that common/tests/CMakeLists.txt registers (add_test(NAME ...), `gpu.${step}` read as
+  `gpu.<step>`) is named, in code, on docs/testing.md.
 
 Exit codes (common/exit_codes.hpp): 0 every link and path resolves; 1 some do not (each printed as
 FILE:LINE: what); 2 bad arguments. Python standard library only.
@@ -218,6 +237,7 @@ def checked_terms(text):
 
 def undefined_terms(text):
     """For README.md's text: "LINE: what" for each checked term whose first use is not its link."""
+    text = GENERATED.sub(_blank, text)  # a generated table cannot carry links (line breaks kept)
     text = COMMENT.sub(lambda c: " " * len(c.group(0)), text)  # comments (cells, markers) are not read
     terms, end = checked_terms(text)
     body = text[:end]
@@ -234,6 +254,185 @@ def undefined_terms(text):
     return found
 
 
+# ---- Measured figures, counts, the ladder, variants, tests ----------------------------------------
+
+GENERATED = re.compile(r"<!-- BEGIN generated: (\S+) -->.*?<!-- END generated: \1 -->", re.DOTALL)
+CELL = re.compile(r"<!-- cell: .*? -->.*?<!-- /cell -->")
+FIGURE = re.compile(r"(?<![\w.\-/·×])(\d[\d,]*(?:\.\d+)?)\s?(%|TFLOP/s|µs|GB\b)")
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+COUNT = re.compile(r"(?<![\w.\-/])(\d[\d,]*)\s+(?:more\s+|standard\s+|GPU\s+)?(tests|test cases|cases|variants)\b")
+PUBLISHED = "docs/published_figures.md"
+# Figures that measure nothing (thresholds, targets), by file: the figure and where it is set.
+NOT_MEASURED = {
+    "lab/README.md": {"90%": "the rubric's full_at (lab/rubric.json)", "25%": "the rubric's zero_at (lab/rubric.json)"},
+}
+# Step READMEs being rewritten (issue 31: 11-13 after their restructuring): the figure, count,
+# variant and ../shared/ rules skip them until then. Take a step out as soon as its README follows them.
+PENDING_REWRITE = {"11_stream_k", "12_swap_ab", "13_pad_unaligned"}
+LADDER = "ladder"           # README.md's generated block of one row per step
+LADDER_FIRST_SCREEN = 25    # ... which starts within its first lines
+STEP_LINE = re.compile(r"^\s*add_worklog_step\(\s*(\d\d_[a-z0-9_]+)", re.MULTILINE)
+VARIANT = re.compile(r"\.variant\(\s*\"([^\"]+)\"")
+TEST_NAME = re.compile(r"add_test\(\s*NAME\s+(\S+)")
+TESTING_PAGE = "docs/testing.md"
+
+
+def _blank(match):
+    """A match replaced by spaces, its line breaks kept (line numbers stay right)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def prose_blocks(text):
+    """[(first line number, [lines])]: the paragraphs, list items and tables of a Markdown text,
+    its generated blocks, cells, comments and fenced code left out (line numbers kept)."""
+    text = GENERATED.sub(_blank, text)
+    text = CELL.sub(_blank, text)
+    text = COMMENT.sub(_blank, text)
+    blocks, current = [], None
+    for number, line, fenced in split_lines(text):
+        if fenced or not line.strip():
+            current = None
+            continue
+        if current is None:
+            current = (number, [])
+            blocks.append(current)
+        current[1].append(line)
+    return blocks
+
+
+def published_numbers(root):
+    path = Path(root) / PUBLISHED
+    return set(NUMBER.findall(path.read_text(encoding="utf-8"))) if path.is_file() else set()
+
+
+def relative_name(md, root):
+    try:
+        return Path(md).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(md).name
+
+
+def pending(name):
+    return name.split("/")[0] in PENDING_REWRITE
+
+
+def typed_figures(md, root, published=None):
+    """FILE:LINE: what, for each measured figure typed by hand: a number followed by %, TFLOP/s, µs
+    or GB outside a generated block or cell, unless its paragraph links published_figures.md and
+    the number is one of that page's, or it is worked out in place (right after "=" or "≈", as in
+    "8/40 = 20%"), or NOT_MEASURED names it."""
+    name = relative_name(md, root)
+    if name == PUBLISHED or pending(name):
+        return []
+    published = published_numbers(root) if published is None else published
+    allowed = NOT_MEASURED.get(name, {})
+    found = []
+    for first, lines in prose_blocks(Path(md).read_text(encoding="utf-8")):
+        cites = any(m.group(2).split("#")[0].endswith("published_figures.md")
+                    for line in lines for m in LINK.finditer(line))
+        for offset, line in enumerate(lines):
+            bare = CODE_SPAN.sub(_blank, line)
+            for m in FIGURE.finditer(bare):
+                figure = m.group(0)
+                if figure.replace(" ", "") in allowed or figure in allowed:
+                    continue
+                if re.search(r"[=≈]\s*$", bare[:m.start()]):
+                    continue  # arithmetic shown on the page
+                if cites and m.group(1) in published:
+                    continue
+                found.append(f"{name}:{first + offset}: figure '{figure}' typed by hand: quote it as a cell of "
+                             "plots/results (plots/readme_blocks.py), or, if others published it, from "
+                             f"{PUBLISHED} with a link to it in the same paragraph")
+    return found
+
+
+def typed_counts(md, root):
+    """FILE:LINE: what, for each count of tests or variants written in prose ("376 tests")."""
+    name = relative_name(md, root)
+    if pending(name):
+        return []
+    found = []
+    for first, lines in prose_blocks(Path(md).read_text(encoding="utf-8")):
+        for offset, line in enumerate(lines):
+            for m in COUNT.finditer(CODE_SPAN.sub(_blank, line)):
+                found.append(f"{name}:{first + offset}: '{m.group(0)}': a count of {m.group(2)} goes stale; "
+                             "the build counts them (ctest -N, the step's --variant list)")
+    return found
+
+
+def shared_folder_mentions(md, root):
+    """A clone has no ../shared/ (the tutorials beside a course checkout): a page must not send a
+    reader there."""
+    name = relative_name(md, root)
+    if pending(name):
+        return []
+    text = COMMENT.sub(_blank, Path(md).read_text(encoding="utf-8"))
+    return [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: '../shared/' is not in a clone: give the "
+            "tutorial's title and public address instead" for m in re.finditer(r"\.\./shared/", text)]
+
+
+def registered_steps(root):
+    path = Path(root) / "CMakeLists.txt"
+    return STEP_LINE.findall(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+def ladder_problems(root, withheld=frozenset()):
+    """README.md's ladder: a generated block on its first screen with a row for every step that
+    CMakeLists.txt builds (a student copy's README keeps the rows of the steps it leaves out)."""
+    readme, steps = Path(root) / "README.md", registered_steps(root)
+    if not readme.is_file() or not steps:
+        return []
+    text = readme.read_text(encoding="utf-8")
+    block = next((m for m in GENERATED.finditer(text) if m.group(1) == LADDER), None)
+    if block is None:
+        return [f"README.md: no generated block '{LADDER}' (the ladder, one row per step)"]
+    found = []
+    line = text.count("\n", 0, block.start()) + 1
+    if line > LADDER_FIRST_SCREEN:
+        found.append(f"README.md:{line}: the ladder starts on line {line}: it belongs on the first screen "
+                     f"(by line {LADDER_FIRST_SCREEN})")
+    rows = set(re.findall(r"^\|\s*\[(\d\d_[a-z0-9_]+)\]", block.group(0), re.MULTILINE))
+    for step in steps:
+        if step not in rows:
+            found.append(f"README.md:{line}: the ladder has no row for {step} (run the worklog with it and "
+                         "publish, or python3 plots/readme_blocks.py --write)")
+    return found
+
+
+def variant_problems(root, withheld=frozenset()):
+    """Every variant a step's kernel.cu registers (.variant("name", ...)) is named, in code, in its README."""
+    found = []
+    for kernel in sorted(Path(root).glob("[0-9][0-9]_*/kernel.cu")):
+        step = kernel.parent.name
+        readme = kernel.parent / "README.md"
+        if step in withheld or pending(step) or not readme.is_file():
+            continue
+        text = readme.read_text(encoding="utf-8")
+        spans = " ".join(m.group(2) for m in CODE_SPAN.finditer(text))
+        for variant in dict.fromkeys(VARIANT.findall(kernel.read_text(encoding="utf-8"))):
+            if not re.search(r"(?<![\w-])" + re.escape(variant) + r"(?![\w-])", spans):
+                found.append(f"{step}/README.md: the variant `{variant}` ({step}/kernel.cu registers it) is not "
+                             "named in the README")
+    return found
+
+
+def test_list_problems(root):
+    """Every test that common/tests/CMakeLists.txt registers has its line on docs/testing.md:
+    `gpu.${step}` as `gpu.<step>`; a name that is only a variable (the sanitizer tests') is left out."""
+    cmake, page = Path(root) / "common" / "tests" / "CMakeLists.txt", Path(root) / TESTING_PAGE
+    if not cmake.is_file() or not page.is_file():
+        return []
+    spans = {m.group(2).strip() for m in CODE_SPAN.finditer(page.read_text(encoding="utf-8"))}
+    found = []
+    for name in dict.fromkeys(TEST_NAME.findall(cmake.read_text(encoding="utf-8"))):
+        shown = re.sub(r"\$\{(\w+)\}", r"<\1>", name)
+        if re.fullmatch(r"<\w+>", shown):
+            continue
+        if shown not in spans:
+            found.append(f"{TESTING_PAGE}: the test `{shown}` (common/tests/CMakeLists.txt) has no line here")
+    return found
+
+
 def check(root):
     """Every problem of the checkout at root, as lines to print."""
     root = Path(root).resolve()
@@ -247,6 +446,10 @@ def check(root):
             found += [f"README.md:{p}" for p in undefined_terms(readme.read_text(encoding="utf-8"))]
         except Problem as e:
             found.append(f"README.md: {e}")
+    published = published_numbers(root)
+    for md in markdown_files(root):
+        found += typed_figures(md, root, published) + typed_counts(md, root) + shared_folder_mentions(md, root)
+    found += ladder_problems(root, withheld) + variant_problems(root, withheld) + test_list_problems(root)
     return found
 
 
@@ -264,7 +467,7 @@ def main(argv=None):
         print(f"check_docs: {len(found)} broken link(s), path(s) or term(s)", file=sys.stderr)
         return exit_codes.EXIT_CHECK_FAILED
     print(f"check_docs: every link and path of {len(markdown_files(args.root))} Markdown files resolves, "
-          "and README.md defines its terms before use")
+          "README.md defines its terms before use, and no page types a measured figure or a count by hand")
     return exit_codes.EXIT_OK
 
 

@@ -40,7 +40,7 @@ and [Usage](#usage).
 python3 plots/tool.py --out build/results
 ```
 
-Paths under `build/bin/01_step` are a build's, `NN_name/kernel.cu` a placeholder, `../shared/x/` not
+Paths under `build/bin/01_step` are a build's, `NN_name/kernel.cu` a placeholder, `../elsewhere/x/` not
 the repository's, [a web page](https://example.com/nowhere).
 
 ## Terms defined before use
@@ -181,6 +181,119 @@ class SlugTest(unittest.TestCase):
         self.assertEqual(check_docs.slug("`long_scoreboard`"), "long_scoreboard")
         self.assertEqual(check_docs.slug("The profile's stall reasons"), "the-profiles-stall-reasons")
         self.assertEqual(check_docs.slug("Split-K"), "split-k")
+
+
+class RulesTest(unittest.TestCase):
+    """The rules on what the READMEs may say: no measured figure typed by hand, no count of tests or
+    variants, no ../shared/, the ladder, the variants, the list of tests. Each broken on purpose."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.root = Path(self.folder.name)
+        write_tree(self.root, {
+            "README.md": README,
+            "docs/glossary.md": GLOSSARY,
+            "docs/published_figures.md": "# Published\n\n| source | figure |\n|---|---|\n| a blog | 62.90% of cuBLAS, 13 TFLOP/s |\n",
+            "01_step/README.md": "# 01_step — a step\n\nIt runs fast.\n",
+            "01_step/kernel.cu": "",
+            "common/util.hpp": "",
+            "plots/results/x.csv": "",
+            "plots/tool.py": "",
+        })
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def problems(self):
+        return check_docs.check(self.root)
+
+    def step_readme(self, text):
+        write_tree(self.root, {"01_step/README.md": "# 01_step — a step\n\n" + text})
+
+    def assert_one_problem(self, *words):
+        problems = self.problems()
+        self.assertEqual(len(problems), 1, problems)
+        for word in words:
+            self.assertIn(word, problems[0])
+
+    def test_a_figure_typed_by_hand_fails(self):
+        for figure in ("12.5 TFLOP/s", "41%", "3.5 µs", "2.1 GB"):
+            with self.subTest(figure=figure):
+                self.step_readme(f"It reaches {figure} here.\n")
+                self.assert_one_problem("01_step/README.md:3:", f"'{figure}'", "typed by hand")
+
+    def test_figures_in_cells_blocks_and_code_pass(self):
+        self.step_readme("It reaches <!-- cell: worklog.csv step=01 column=tflops -->12.5<!-- /cell --> TFLOP/s, "
+                         "`not 99%`.\n\n<!-- BEGIN generated: measured/01_step -->\n| 12.5 TFLOP/s | 41% |\n"
+                         "<!-- END generated: measured/01_step -->\n\n```\n7 TFLOP/s\n```\n")
+        self.assertEqual(self.problems(), [])
+
+    def test_a_published_figure_needs_its_source_linked_in_the_paragraph(self):
+        self.step_readme("The blog published 62.90% of cuBLAS.\n")
+        self.assert_one_problem("'62.90%'")
+        self.step_readme("The blog published 62.90% of cuBLAS\n([published figures](../docs/published_figures.md)).\n")
+        self.assertEqual(self.problems(), [])
+        self.step_readme("The blog published 63.00% of cuBLAS ([published figures](../docs/published_figures.md)).\n")
+        self.assert_one_problem("'63.00%'")
+
+    def test_a_figure_worked_out_in_place_passes(self):
+        self.step_readme("A pitch of 40 wastes 8/40 = 20% of it, and 8/136 ≈ 6% of the other.\n")
+        self.assertEqual(self.problems(), [])
+
+    def test_a_readme_pending_its_rewrite_is_not_read_for_figures(self):
+        pending = sorted(check_docs.PENDING_REWRITE)[0]
+        write_tree(self.root, {f"{pending}/README.md": f"# {pending}\n\nIt reaches 41% and has 12 tests.\n"})
+        self.assertEqual(self.problems(), [])
+
+    def test_a_count_of_tests_or_variants_fails(self):
+        for text in ("The suite has 376 tests.", "It registers 5 variants.", "on the 117 cases"):
+            with self.subTest(text=text):
+                self.step_readme(text + "\n")
+                self.assert_one_problem("01_step/README.md:3:", "goes stale")
+
+    def test_the_shared_folder_is_not_in_a_clone(self):
+        self.step_readme("Read the tutorial in `../shared/tutorials/`.\n")
+        self.assert_one_problem("01_step/README.md:3:", "../shared/")
+
+    def ladder(self, rows, before=""):
+        body = "".join(f"| [{row}]({row}/) | 1.0 |\n" for row in rows)
+        text = README.replace("# A worklog\n\n", "# A worklog\n\n" + before + "<!-- BEGIN generated: ladder -->\n"
+                              + body + "<!-- END generated: ladder -->\n\n", 1)
+        write_tree(self.root, {"README.md": text, "CMakeLists.txt": "add_worklog_step(01_step)\n"})
+
+    def test_the_ladder_has_a_row_for_every_step_on_the_first_screen(self):
+        self.ladder(["01_step"])
+        self.assertEqual(self.problems(), [])
+        write_tree(self.root, {"02_step/README.md": "# 02_step — more\n",
+                               "CMakeLists.txt": "add_worklog_step(01_step)\nadd_worklog_step(02_step HOPPER)\n"})
+        self.assert_one_problem("the ladder has no row for 02_step")
+        self.ladder(["01_step"], before="a line\n\n" * 20)
+        self.assert_one_problem("belongs on the first screen")
+        write_tree(self.root, {"README.md": README})
+        self.assert_one_problem("no generated block 'ladder'")
+
+    def test_the_terms_are_not_read_in_generated_blocks(self):
+        self.ladder(["01_step"], before="")
+        text = (self.root / "README.md").read_text(encoding="utf-8")
+        (self.root / "README.md").write_text(text.replace("| 1.0 |", "| tiles and cp.async |"), encoding="utf-8")
+        self.assertEqual(self.problems(), [])
+
+    def test_every_registered_variant_is_named_in_its_readme(self):
+        write_tree(self.root, {"01_step/kernel.cu": 'WORKLOG_REGISTER_STEP(Step<float>{"01_step", f}\n'
+                                                    '  .variant("stages2", "2 stages", g)\n  .variant("wide", "w", h))\n'})
+        self.step_readme("`--variant stages2` is slower.\n")
+        self.assert_one_problem("`wide`", "01_step/kernel.cu registers it")
+        self.step_readme("`--variant stages2` and `wide` are slower.\n")
+        self.assertEqual(self.problems(), [])
+
+    def test_every_registered_test_has_its_line_on_the_testing_page(self):
+        write_tree(self.root, {
+            "common/tests/CMakeLists.txt": "add_test(NAME host COMMAND h)\nadd_test(NAME gpu.${step} COMMAND g)\n"
+                                           "add_test(NAME ${name} COMMAND s)\nadd_test(NAME gpu.new_one COMMAND n)\n",
+            "docs/testing.md": "# Testing\n\n- `host`: the host.\n- `gpu.<step>`: each step.\n"})
+        self.assert_one_problem("docs/testing.md", "`gpu.new_one`")
+        write_tree(self.root, {"docs/testing.md": "# Testing\n\n- `host`, `gpu.<step>`, `gpu.new_one`.\n"})
+        self.assertEqual(self.problems(), [])
 
 
 class RepositoryTest(unittest.TestCase):
