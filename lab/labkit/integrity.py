@@ -3,7 +3,7 @@
 1. A kernel.cu that differs from the handout outside its TODOs. The handout's file is the solution's
    with each blanked region replaced by its TODO (markers.released_lines, at the release's level);
    a submission must be that file with each TODO block replaced by any lines (none too), and every
-   other line as it was, trailing spaces and line endings aside. A helper function written outside
+   other line as it was, trailing spaces, line endings and LAB marker lines aside. A helper function written outside
    a TODO, or a file reformatted as a whole, is refused: the grader could not tell the student's
    part from the given one.
 
@@ -71,7 +71,10 @@ def changed_outside_todos(handout_lines, todos, submission_text):
     """'' when the submission is the handout with each TODO block replaced by any lines; else one
     line saying where it is not: the first line of the handout that is changed or missing."""
     handout = [line.rstrip() for line in handout_lines]
-    submitted = [line.rstrip() for line in submission_text.splitlines()]
+    # LAB marker lines are comments: the solution tree keeps those of the regions a release at this
+    # level does not blank, and a student may leave any; they are not compared.
+    submitted = [line.rstrip() for line in submission_text.splitlines()
+                 if not (markers.BEGIN.match(line) or markers.CONTINUATION.match(line) or markers.END.match(line))]
     # The handout's given parts: the lines between the TODO blocks, each with its first line number.
     segments, previous = [], 1
     for first, count in todos:

@@ -72,6 +72,7 @@ class Region:
     level: str = DEFAULT_LEVEL
     inner: list = field(default_factory=list)        # the regions directly inside this one
     marker_lines: int = 0                            # BEGIN and "// LAB:" lines (END is one more)
+    solution_lines: list = field(default_factory=list)  # the 1-based line in the file of each solution line
 
     def todo_lines(self):
         """The student's version of the region: the instruction behind a TODO."""
@@ -134,6 +135,7 @@ def parse_regions(text, path):
         else:
             for region in open_regions:
                 region.solution.append(line)
+                region.solution_lines.append(number)
             instruction_open = False
     if open_regions:
         raise MarkerError(path, open_regions[-1].begin_line, "LAB BEGIN is never closed by a // LAB END")

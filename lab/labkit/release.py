@@ -32,10 +32,10 @@ def solution_fingerprints(regions):
     """{code of a non-trivial solution line: where it is} for the regions being removed."""
     prints = {}
     for region in regions:
-        for offset, line in enumerate(region.solution, start=1):
+        for number, line in zip(region.solution_lines, region.solution):
             code = code_of(line)
             if not TRIVIAL_CODE.match(code):
-                prints.setdefault(code, f"{region.path}:{region.begin_line + offset}")
+                prints.setdefault(code, f"{region.path}:{number}")
     return prints
 
 
@@ -58,7 +58,7 @@ def token_fingerprints(regions):
     prints = tokens.Fingerprints()
     for region in regions:
         code = tokens.tokenize("\n".join(region.solution), region.path)
-        prints.add_code(code, lambda token, region=region: f"{region.path}:{region.begin_line + token.line}")
+        prints.add_code(code, lambda token, region=region: f"{region.path}:{region.solution_lines[token.line - 1]}")
     return prints
 
 

@@ -74,12 +74,16 @@ def _check_parts(result):
         parts.append(Part(f"{step}: integrity, {check['check']}", 0.0, 0.0,
                           check["status"] if check["status"] == "pass" else f"FAIL: {check['detail']}",
                           status="passed" if check["status"] == "pass" else "failed"))
-    host = result.get("host_tests")
-    if host is not None:
+    if result.get("mode") == "no-gpu":
         built = result["compile"]["ok"]
         parts.append(Part(f"{step}: builds", 0.0, 0.0, "compiles and links" if built else
                           f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip(),
                           status="passed" if built else "failed"))
+        host = result.get("host_tests")
+        if host is None:
+            parts.append(Part(f"{step}: host tests (no GPU)", 0.0, 0.0, f"not run: {_not_built(result)}",
+                              status="failed"))
+            return parts
         ok = sum(1 for r in host if r["status"] == "pass")
         lines = [f"{ok} of {len(host)} host tests pass"] + [
             f"{r['test']}: {r['status'].upper()}" + (f" ({r['detail']})" if r.get("detail") else "")
@@ -100,7 +104,7 @@ def score_step(result, rubric):
     cases = result.get("cases", [])
     passed, total = _case_counts(cases)
     not_compiled = f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
-    if "host_tests" in result or (not compiled and result.get("mode") == "no-gpu"):
+    if result.get("mode") == "no-gpu":
         # The no-GPU grade: the GPU parts are listed, worth nothing here, and not run.
         for title in ("correctness", "compute-sanitizer", "performance"):
             scored.parts.append(Part(f"{step}: {title}", 0.0, 0.0,
@@ -231,8 +235,9 @@ def markdown_report(record, scores):
         "",
         f"**Total: {total:g} of {maximum:g}**",
         "",
-        "| step | correctness | sanitizer | performance | total |",
-        "|---|---:|---:|---:|---:|",
+        "| step | correctness | sanitizer | performance | total | pass mark "
+        f"({rubric.get('pass_mark', 60):g}) |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for s in scores:
         by_kind = {"correctness": [0.0, 0.0], "sanitizer": [0.0, 0.0], "performance": [0.0, 0.0]}
@@ -241,11 +246,25 @@ def markdown_report(record, scores):
             by_kind[kind][0] += p.score
             by_kind[kind][1] += p.max_score
         cells = [f"{_round(a):g} / {_round(b):g}" for a, b in by_kind.values()]
-        lines.append(f"| {s.step} | " + " | ".join(cells) + f" | **{s.score:g} / {s.max_score:g}** |")
+        lines.append(f"| {s.step} | " + " | ".join(cells) + f" | **{s.score:g} / {s.max_score:g}** | "
+                     + passed_cell(s, record) + " |")
     lines.append("")
     for result, s in zip(record["steps"], scores):
         lines += _step_section(result, s)
     return "\n".join(lines) + "\n"
+
+
+def passes(scored, record):
+    """Whether a step's score reaches the rubric's pass mark; None where the grading could not
+    score it whole (without a GPU)."""
+    if record.get("mode") == "no-gpu":
+        return None
+    return scored.score >= record["rubric"].get("pass_mark", 60)
+
+
+def passed_cell(scored, record):
+    verdict = passes(scored, record)
+    return "not scored (no GPU)" if verdict is None else "reached" if verdict else "**below**"
 
 
 def _step_section(result, scored):
@@ -339,6 +358,8 @@ def class_row(name, record):
         for kind in PART_KINDS:
             row[f"{step} {kind}"] = _round(sum(p.score for p in scored.parts if _kind(p) == kind))
         row[f"{step} status"] = step_status(result, mode)
+        verdict = passes(scored, record)
+        row[f"{step} passes"] = "" if verdict is None else "yes" if verdict else "no"
         perf = result.get("performance") or {}
         row[f"{step} tflops"] = f"{perf['submission_tflops']:.2f}" if perf.get("submission_tflops") else ""
     return row

@@ -62,6 +62,9 @@ def validate(rubric, where):
     _number(rubric, "performance", "iters", where, low=1, integer=True)
     for key in rubric["timeouts_seconds"]:
         _number(rubric, "timeouts_seconds", key, where, low=1)
+    if isinstance(rubric["pass_mark"], bool) or not isinstance(rubric["pass_mark"], numbers.Real) \
+            or rubric["pass_mark"] < 0:
+        raise UsageError(f"{where}: pass_mark must be a number at least 0 (got {rubric['pass_mark']!r})")
     if rubric["instructor_cases_visibility"] not in GRADESCOPE_VISIBILITY:
         raise UsageError(f"{where}: instructor_cases_visibility must be one of {', '.join(GRADESCOPE_VISIBILITY)}")
     return rubric

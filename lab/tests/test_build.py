@@ -40,7 +40,6 @@ from labkit.steps import discover_steps, regions_of  # noqa: E402
 CACHE_SCRIPT = Path(__file__).resolve().with_name("compile_cache.py")
 ONE_ARCHITECTURE = ["-DCMAKE_CUDA_ARCHITECTURES=90"]
 COMMAND_TIMEOUT = 3600  # one LAB.md command (the workflow: configure, build, every test)
-NO_DEVICE_MESSAGE = "no CUDA device"
 
 
 def lab_md_commands(guide, sections=("Build and test", "Sanitizer")):
@@ -114,13 +113,13 @@ class ReleaseBuildTest(unittest.TestCase):
                     code, output = run_command(command, copy, self.env)
                     if command.startswith("build/bin/"):  # a run by hand: without a GPU it stops, saying so
                         self.assertEqual(code, exit_codes.EXIT_NO_DEVICE, f"{command}\n{output[-3000:]}")
-                        self.assertIn(NO_DEVICE_MESSAGE, output)
+                        self.assertIn(": error: ", output)  # the reason, in one line
                         continue
                     self.assertEqual(code, 0, f"release {name}: {command}\n{output[-5000:]}")
                     if command.startswith("ctest") and "-R '^gpu" in command:
                         # The step's GPU test exists and says it was skipped (no "Could not find executable").
                         for step in steps:
-                            self.assertRegex(output, rf"gpu\.{step} \.+\*+Skipped", output[-3000:])
+                            self.assertIn(f"gpu.{step} (Skipped)", output)
                 timings.append(f"{name} {time.monotonic() - begun:.0f} s")
                 shutil.rmtree(copy)  # the disk: a build tree is large
         log = (self.tmp / "cache" / "log").read_text(encoding="utf-8").split()

@@ -21,7 +21,7 @@ from pathlib import Path
 from lab_test_support import LAB, REPOSITORY, TemporaryFolderTest, executable, write_tree
 
 import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
-from labkit import exit_codes, grading  # noqa: E402
+from labkit import exit_codes, grading, report  # noqa: E402
 from labkit.cases import Case, parse_cases  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import UsageError  # noqa: E402
@@ -302,6 +302,39 @@ exit {code}
         perf, _ = grading.measure_step(self.fake("sub", "8,8", 50.0), None, load_rubric(), self.tmp, timeout=10)
         self.assertEqual((perf["submission_tflops"], perf["reference_tflops"]), (8.0, None))
 
+    def test_the_ratio_is_of_shares_of_cublas_within_each_run(self):
+        """A run whose clocks are low is low for cuBLAS too: its share of cuBLAS, not its TFLOP/s, counts."""
+        rubric = load_rubric()
+        rubric["performance"]["rounds"] = 3
+        # The submission's runs: 40, 20 (a slow process: cuBLAS at half too), 40 TFLOP/s against cuBLAS 100, 50, 100.
+        sub = self.fake_pairs("sub", [(40, 100), (20, 50), (40, 100)])
+        ref = self.fake_pairs("ref", [(50, 100), (50, 100), (25, 50)])
+        perf, _ = grading.measure_step(sub, ref, rubric, self.tmp, timeout=10, busy=lambda: [])
+        self.assertAlmostEqual(perf["ratio"], 0.4 / 0.5)
+        self.assertEqual([(r["who"], r["round"]) for r in perf["runs"]],
+                         [("submission", 1), ("reference", 1), ("submission", 2), ("reference", 2),
+                          ("submission", 3), ("reference", 3)])  # alternating
+        self.assertEqual(perf["other_processes"], [])
+
+    def test_other_processes_on_the_gpu_are_recorded(self):
+        sub, ref = self.fake("sub", "8,8", 50.0), self.fake("ref", "8,8", 50.0)
+        seen = iter([[], ["4242 python3 (1200 MiB)"], [], []])
+        perf, _ = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10, busy=lambda: next(seen))
+        self.assertEqual(perf["other_processes"], ["4242 python3 (1200 MiB)"])
+
+    def fake_pairs(self, name, pairs):
+        """A step executable whose n-th run writes the n-th (TFLOP/s, cuBLAS TFLOP/s)."""
+        tflops = ",".join(str(a) for a, _ in pairs)
+        cublas = ",".join(str(b) for _, b in pairs)
+        script = f"""#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in --csv) csv="$2"; shift ;; esac; shift; done
+count=$(cat "{self.tmp}/{name}.count" 2>/dev/null || echo 0); count=$((count + 1))
+echo $count > "{self.tmp}/{name}.count"
+printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,%s,%s,PASS\\n' $(echo {tflops} | cut -d, -f$count) \
+  $(echo {cublas} | cut -d, -f$count) > "$csv"
+"""
+        return executable(self.tmp / name, script)
+
 
 NVCC_FAILURE = """[ 62%] Built target worklog_harness
 [ 75%] Building CUDA object CMakeFiles/03_thread_coarsening_kernel.dir/03_thread_coarsening/kernel.cu.o
@@ -391,6 +424,7 @@ foreach(target 02_fake 04_fake 05_fake gpu_tests)
                      COMMAND ${CMAKE_COMMAND} -E copy ${source} ${binary}
                      COMMAND chmod +x ${binary})
   add_custom_target(${target} DEPENDS ${binary})
+  add_custom_target(${target}_kernel COMMAND sh -n ${source})  # the object library of a real step
   add_test(NAME sanitize.memcheck.${target}.67x53x64.beta0.5 COMMAND ${binary} --m 67 --n 53 --k 64 --beta 0.5)
 endforeach()
 """
@@ -469,13 +503,60 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
         self.assertTrue((out / "logs" / "reference-build.log").is_file())
 
 
+    def test_grade_without_a_gpu(self):
+        """--no-gpu: integrity, build and host tests; no case, sanitizer or timing run; scored as such."""
+        grader = grading.Grader(self.submission, self.reference, ["02_fake", "04_fake", "05_fake"],
+                                rubric_with(case=10, build=120), [], self.tmp / "work", 2, use_gpu=False)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record = grader.grade(self.tmp / "out" / "logs")
+        self.assertEqual(record["mode"], "no-gpu")
+        steps = {s["step"]: s for s in record["steps"]}
+        self.assertEqual(steps["02_fake"]["host_tests"], [{"test": "02_fake --help", "status": "pass", "detail": ""}])
+        self.assertEqual(steps["02_fake"]["cases"], [])
+        self.assertEqual([c["status"] for c in steps["02_fake"]["integrity"]], ["pass", "not run"])  # no object here
+        self.assertFalse(steps["05_fake"]["compile"]["ok"])
+        out = self.tmp / "out"
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab.write_outputs(record, out)
+        results = json.loads((out / "results.json").read_text())
+        self.assertEqual(results["score"], 0)
+        tests = {t["name"]: t for t in results["tests"]}
+        self.assertEqual(tests["02_fake: correctness"]["output"], report.NOT_RUN_WITHOUT_GPU)
+        self.assertEqual(tests["02_fake: builds"]["status"], "passed")
+        self.assertEqual(tests["02_fake: host tests (no GPU)"]["status"], "passed")
+        self.assertEqual(tests["05_fake: builds"]["status"], "failed")
+        self.assertEqual(tests["02_fake: integrity, only the TODOs changed"]["status"], "passed")
+
+    def test_a_kernel_changed_outside_its_todo_is_refused_before_it_is_built(self):
+        write_tree(self.submission, {"02_fake/kernel.cu": fake_kernel(9.5).replace("exit 0\n", "exit 0  # mine\n")})
+        grader = grading.Grader(self.submission, self.reference, ["02_fake"], rubric_with(case=10, build=120), [],
+                                self.tmp / "work", 2, use_gpu=False)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record = grader.grade(self.tmp / "out" / "logs")
+        step = record["steps"][0]
+        self.assertEqual(step["compile"]["reason"], "refused")
+        self.assertEqual(step["integrity"][0]["detail"], "line 7 of the handout's file is changed or missing outside "
+                                                         "the TODOs: 'exit 0'")
+        self.assertFalse((self.tmp / "work" / "submission-build" / "bin" / "02_fake").exists())
+
+
 class GradeCommandLineTest(TemporaryFolderTest):
     def test_no_gpu_is_exit_77_with_one_line(self):
         code, _, err = run_lab("grade", "--submission", REPOSITORY, "--steps", "02", "--out", self.tmp / "g",
                                env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
         self.assertEqual(code, exit_codes.EXIT_NO_DEVICE, err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertIn("grading runs the kernels, so it needs a CUDA GPU", err)
+        self.assertIn("grading runs the kernels, so it needs a CUDA GPU (--no-gpu grades", err)
+        self.assertFalse((self.tmp / "g").exists())
+
+    def test_collect_needs_gradings(self):
+        (self.tmp / "empty").mkdir()
+        code, _, err = run_lab("collect", "--grades", self.tmp / "empty", "--out", self.tmp / "class.csv")
+        self.assertEqual(code, exit_codes.EXIT_BAD_ARGUMENT, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("holds no grading", err)
+        code, _, err = run_lab("collect", "--grades", self.tmp / "nowhere", "--out", self.tmp / "class.csv")
+        self.assertEqual((code, len(err.strip().splitlines())), (exit_codes.EXIT_BAD_ARGUMENT, 1), err)
 
     def test_a_step_without_regions_is_not_graded_unless_it_was_handed_out(self):
         reference = self.tmp / "reference"

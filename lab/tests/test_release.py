@@ -198,6 +198,65 @@ class LeakTest(SmallTreeTest):
         self.assertIn("02_beta: no LAB regions", out)
 
 
+LEVELED_KERNEL = """\
+void f(float* c, const float* a) {
+  float acc = 0.0f;
+  // LAB BEGIN [hard]: Write the reduction.
+  for (int i = 0; i < 8; ++i) {
+    // LAB BEGIN: Add a[i] to acc.
+    acc += a[i] * 3.0f;
+    // LAB END
+  }
+  acc = scale_by_the_step_factor(acc, 2.5f);
+  // LAB END
+  *c = acc;
+}
+"""
+
+
+class LevelReleaseTest(SmallTreeTest):
+    def test_a_release_at_the_hard_level_blanks_the_whole_idea(self):
+        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL})
+        out = self.tmp / "hard"
+        code, printed, err = run_lab("release", "--source", self.source, "--steps", "01", "--level", "hard",
+                                     "--out", out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("(level hard)", printed)
+        kernel = (out / "01_alpha/kernel.cu").read_text()
+        self.assertIn("  // TODO: Write the reduction.\n  *c = acc;", kernel)
+        self.assertNotIn("scale_by", kernel)
+        guide = (out / "LAB.md").read_text()
+        self.assertIn("- line 3: Write the reduction.", guide)
+        self.assertIn("level **hard**", guide)
+        easy = (self.tmp / "easy")
+        release.release(self.source, ["01_alpha"], easy, load_rubric())
+        self.assertIn("acc = scale_by_the_step_factor(acc, 2.5f);", (easy / "01_alpha/kernel.cu").read_text())
+        self.assertNotIn("// LAB", (easy / "01_alpha/kernel.cu").read_text())
+
+    def test_check_reports_lines_per_level_and_leaks_at_each(self):
+        # The hard region's own line in the harness: a leak only for a release at the hard level.
+        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL,
+                                 "common/util.cuh": "acc = scale_by_the_step_factor(acc, 2.5f);\n"})
+        code, out, _ = run_lab("check", "--source", self.source)
+        self.assertEqual(code, 1)
+        self.assertIn("01_alpha: 2 region(s), 4 solution line(s) (lines per level: easy 1, medium 1, hard 4); "
+                      "its release leaves out 02_beta; 1 LEAK(S) at level hard", out)
+        self.assertIn("  common/util.cuh:1: acc = scale_by_the_step_factor(acc, 2.5f);  (solution line "
+                      "01_alpha/kernel.cu:9)", out)
+        self.assertEqual(release.Plan(self.source, ["01_alpha"], load_rubric()).leaks(), [])  # easy: clean
+        with self.assertRaises(release.LeakError):
+            release.release(self.source, ["01_alpha"], self.tmp / "copy", load_rubric(), level="hard")
+
+    def test_a_release_records_the_level_the_removed_folders_and_the_handout(self):
+        out = self.tmp / "copy"
+        release.release(self.source, ["01_alpha"], out, load_rubric())
+        record = json.loads((out / "lab/released.json").read_text())
+        self.assertEqual((record["level"], record["removed"]), ("easy", ["lab/tests", "plots/tests"]))
+        handout = record["handout"]["01_alpha/kernel.cu"]
+        self.assertEqual(handout["lines"], (out / "01_alpha/kernel.cu").read_text().splitlines())
+        self.assertEqual(handout["todos"], [[4, 1]])
+
+
 # A region like 09's producer, and a copy of it with every name changed, spaced and commented
 # otherwise, split over other lines, with another loop header: the token check finds it.
 KERNEL_WITH_PRODUCER = """\

@@ -136,7 +136,8 @@ class MarkdownReportTest(unittest.TestCase):
 
     def test_summary_table_and_total(self):
         self.assertIn("**Total: 211.15 of 500**", self.text)
-        self.assertIn("| 04_outer_product | 60 / 60 | 10 / 10 | 16.15 / 30 | **86.15 / 100** |", self.text)
+        self.assertIn("| 04_outer_product | 60 / 60 | 10 / 10 | 16.15 / 30 | **86.15 / 100** | reached |", self.text)
+        self.assertIn("| 02_block_tiling | 50 / 60 | 7.5 / 10 | 0 / 30 | **57.5 / 100** | **below** |", self.text)
         self.assertIn("GPU: NVIDIA H100 80GB HBM3", self.text)
 
     def test_every_case_with_its_result(self):
@@ -162,6 +163,51 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertIn("**Not built:** nothing to compile.", report.markdown_report(record, scores))
         self.assertEqual(parts_by_name(scores)["03_thread_coarsening: compute-sanitizer"].output,
                          "not built:\nthe submission has no 03_thread_coarsening/kernel.cu")
+
+
+class FairTimingAndIntegrityScoreTest(unittest.TestCase):
+    def test_the_ratio_of_shares_of_cublas_is_what_is_scored(self):
+        record = load("grading_mixed.json")
+        step = dict(record["steps"][2], performance=dict(record["steps"][2]["performance"], ratio=0.9,
+                                                         other_processes=["4242 python3 (1200 MiB)"]))
+        part = parts_by_name([report.score_step(step, record["rubric"])])["04_outer_product: performance"]
+        self.assertEqual(part.score, 30)  # 0.9 of the reference by shares of cuBLAS (24/40 = 0.6 by TFLOP/s)
+        self.assertIn("scored ratio (median share of cuBLAS in each run, submission over reference): 90.0%",
+                      part.output)
+        self.assertIn("other processes used the GPU while it was timed (4242 python3 (1200 MiB))", part.output)
+
+    def test_a_refused_step_scores_nothing_and_says_why(self):
+        record = load("grading_full_marks.json")
+        step = dict(record["steps"][0], compile={"ok": False, "reason": "refused",
+                                                 "error": "refused: line 12 of the handout's file is changed"},
+                    integrity=[{"check": "only the TODOs changed", "status": "fail",
+                                "detail": "line 12 of the handout's file is changed"}],
+                    cases=[dict(c, status="not run", detail="refused") for c in record["steps"][0]["cases"]])
+        scored = report.score_step(step, record["rubric"])
+        self.assertEqual(scored.score, 0)
+        parts = parts_by_name([scored])
+        self.assertEqual(parts["02_block_tiling: integrity, only the TODOs changed"].status, "failed")
+        self.assertIn("refused:", parts["02_block_tiling: performance"].output)
+        results = report.gradescope_results(dict(record, steps=[step]), [scored])
+        self.assertIn({"name": "02_block_tiling: integrity, only the TODOs changed", "score": 0.0, "max_score": 0.0,
+                       "output": "FAIL: line 12 of the handout's file is changed", "visibility": "visible",
+                       "status": "failed"}, results["tests"])
+
+
+class ClassTableTest(unittest.TestCase):
+    def test_a_row_per_grading_with_each_steps_parts(self):
+        rows = [report.class_row("alice", load("grading_mixed.json")),
+                report.class_row("bob", load("grading_full_marks.json"))]
+        columns = report.class_columns(rows)
+        self.assertEqual(columns[:len(report.FIXED_COLUMNS)], report.FIXED_COLUMNS)
+        alice = rows[0]
+        self.assertEqual((alice["total"], alice["max_total"], alice["mode"]), (211.15, 500, "gpu"))
+        self.assertEqual((alice["04_outer_product"], alice["04_outer_product performance"]), (86.15, 16.15))
+        self.assertEqual(alice["03_thread_coarsening status"], "did not compile")
+        self.assertEqual(alice["02_block_tiling status"], "5/6 cases")
+        self.assertEqual(alice["04_outer_product tflops"], "24.00")
+        self.assertEqual(rows[1]["total"], 200)
+        self.assertIn("06_multiwarp_wmma sanitizer", columns)
 
 
 class RubricFileTest(TemporaryFolderTest):
@@ -193,6 +239,7 @@ class RubricFileTest(TemporaryFolderTest):
             ('{"correctness": {"points": -1}}', "correctness.points must be a number at least 0"),
             ('{"performance": {"rounds": 0}}', "performance.rounds must be an integer at least 1"),
             ('{"instructor_cases_visibility": "secret"}', "instructor_cases_visibility must be one of"),
+            ('{"pass_mark": -1}', "pass_mark must be a number at least 0"),
             ('{"correctness": ', "not valid JSON"),
         ]
         for text, message in rows:
