@@ -28,15 +28,15 @@ __global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem
   if (row >= p.m || col >= p.n) return;  // the block sticks out past the edge of C
 
   // Dot product of row `row` of A with column `col` of B.
-  const float* a = p.a + row * p.k;  // walks along the row: stride 1
-  const float* b = p.b + col;        // walks down the column: stride N
+  const float* a = p.a + row * p.lda;  // walks along the row: stride 1
+  const float* b = p.b + col;          // walks down the column: stride ldb (N when B is packed)
   float acc = 0.0f;
-  // LAB BEGIN: Add to acc the dot product of row `row` of A (a[0 .. K-1]) and column `col` of B (b, b + N, ...).
-  for (int i = 0; i < p.k; ++i, b += p.n) acc += a[i] * *b;
+  // LAB BEGIN: Add to acc the dot product of row `row` of A (a[0 .. K-1]) and column `col` of B (b, b + ldb, ...).
+  for (int i = 0; i < p.k; ++i, b += p.ldb) acc += a[i] * *b;
   // LAB END
 
   // Write back.
-  store_c(p.c + row * p.n + col, acc, p.alpha, p.beta);
+  store_c(p.c + row * p.ldc + col, acc, p.alpha, p.beta);
 }
 
 void launch(const GemmProblem<float>& p, cudaStream_t stream) {

@@ -30,8 +30,8 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
   const int ty = threadIdx.y, tx = threadIdx.x;  // this thread's row and column inside the tile
   // How much of the tile lies inside C; the rest is padding that reads zeros and writes nothing.
   const long long rows_left = p.m - origin.row, cols_left = p.n - origin.col;
-  const float* a = p.a + origin.row * p.k;  // first row of the block's strip of A
-  const float* b = p.b + origin.col;        // first column of the block's strip of B
+  const float* a = p.a + origin.row * p.lda;  // first row of the block's strip of A
+  const float* b = p.b + origin.col;          // first column of the block's strip of B
 
   float acc = 0.0f;
   const int k_tiles = int(ceil_div(p.k, tile));
@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
     // LAB: (zeros where the tile sticks out of A or B); no thread may read the tiles before all are written.
     // Load tiles: one element of A and one of B per thread, zeros outside the matrices. Threads
     // adjacent in x read adjacent addresses of a row of A and of a row of B: coalesced.
-    a_tile[ty][tx] = (ty < rows_left && tx < k_left) ? a[ty * (long long)p.k + k0 + tx] : 0.0f;
-    b_tile[ty][tx] = (ty < k_left && tx < cols_left) ? b[(k0 + ty) * (long long)p.n + tx] : 0.0f;
+    a_tile[ty][tx] = (ty < rows_left && tx < k_left) ? a[ty * (long long)p.lda + k0 + tx] : 0.0f;
+    b_tile[ty][tx] = (ty < k_left && tx < cols_left) ? b[(k0 + ty) * (long long)p.ldb + tx] : 0.0f;
     __syncthreads();  // the tiles are complete before anyone reads them
                       // LAB END
 
@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
   }
 
   // Write back.
-  if (ty < rows_left && tx < cols_left) store_c(p.c + (origin.row + ty) * p.n + origin.col + tx, acc, p.alpha, p.beta);
+  if (ty < rows_left && tx < cols_left)
+    store_c(p.c + (origin.row + ty) * p.ldc + origin.col + tx, acc, p.alpha, p.beta);
 }
 
 constexpr int tile = 32;  // 32 × 32 = 1024 threads, 8 KiB of shared memory per block

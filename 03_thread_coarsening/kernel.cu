@@ -46,7 +46,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   const int tid = threadIdx.x;
   const int ty = tid / threads_x, tx = tid % threads_x;
   const long long rows_left = p.m - origin.row, cols_left = p.n - origin.col;
-  const float* a = p.a + origin.row * p.k;
+  const float* a = p.a + origin.row * p.lda;
   const float* b = p.b + origin.col;
 
   float acc[thread_tile_m][thread_tile_n] = {};
@@ -62,12 +62,12 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
 #pragma unroll
     for (int e = tid; e < block_tile_m * block_tile_k; e += threads) {
       const int r = e / block_tile_k, i = e % block_tile_k;
-      a_tile[r][i] = (r < rows_left && i < k_left) ? a[r * (long long)p.k + k0 + i] : 0.0f;
+      a_tile[r][i] = (r < rows_left && i < k_left) ? a[r * (long long)p.lda + k0 + i] : 0.0f;
     }
 #pragma unroll
     for (int e = tid; e < block_tile_k * block_tile_n; e += threads) {
       const int i = e / block_tile_n, c = e % block_tile_n;
-      b_tile[i][c] = (i < k_left && c < cols_left) ? b[(k0 + i) * (long long)p.n + c] : 0.0f;
+      b_tile[i][c] = (i < k_left && c < cols_left) ? b[(k0 + i) * (long long)p.ldb + c] : 0.0f;
     }
     // LAB END
     __syncthreads();
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     for (int x = 0; x < thread_tile_n; ++x) {
       const int r = ty + y * threads_y, c = tx + x * threads_x;
       if (r < rows_left && c < cols_left)
-        store_c(p.c + (origin.row + r) * p.n + origin.col + c, acc[y][x], p.alpha, p.beta);
+        store_c(p.c + (origin.row + r) * p.ldc + origin.col + c, acc[y][x], p.alpha, p.beta);
     }
 }
 

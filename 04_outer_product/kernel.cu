@@ -72,7 +72,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   const int tid = threadIdx.x;
   const int ty = tid / threads_x, tx = tid % threads_x;
   const long long rows_left = p.m - origin.row, cols_left = p.n - origin.col;
-  const float* a = p.a + origin.row * p.k;
+  const float* a = p.a + origin.row * p.lda;
   const float* b = p.b + origin.col;
 
   // Stage 1, load a slice from global memory into registers. Piece e of A is 4 consecutive k of
@@ -84,13 +84,13 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     for (int j = 0; j < a_pieces; ++j) {
       const int e = tid + j * threads;
       const int r = e / (block_tile_k / 4), i = (e % (block_tile_k / 4)) * 4;
-      a_staged[j] = load_float4<vector_loads>(a + r * (long long)p.k + k0 + i, r < rows_left ? k_left - i : 0);
+      a_staged[j] = load_float4<vector_loads>(a + r * (long long)p.lda + k0 + i, r < rows_left ? k_left - i : 0);
     }
 #pragma unroll
     for (int j = 0; j < b_pieces; ++j) {
       const int e = tid + j * threads;
       const int i = e / (block_tile_n / 4), c = (e % (block_tile_n / 4)) * 4;
-      b_staged[j] = load_float4<vector_loads>(b + (k0 + i) * (long long)p.n + c, i < k_left ? cols_left - c : 0);
+      b_staged[j] = load_float4<vector_loads>(b + (k0 + i) * (long long)p.ldb + c, i < k_left ? cols_left - c : 0);
     }
   };
 
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
       const int r = ((y / 4) * threads_y + ty) * 4 + y % 4;
       const int c = ((x / 4) * threads_x + tx) * 4 + x % 4;
       if (r < rows_left && c < cols_left)
-        store_c(p.c + (origin.row + r) * p.n + origin.col + c, acc[y][x], p.alpha, p.beta);
+        store_c(p.c + (origin.row + r) * p.ldc + origin.col + c, acc[y][x], p.alpha, p.beta);
     }
 }
 
@@ -181,8 +181,9 @@ void launch_variant(const GemmProblem<float>& p, cudaStream_t stream) {
 }
 
 void launch(const GemmProblem<float>& p, cudaStream_t stream) {
-  // 16-byte loads need every row of A and B to start on a 16-byte boundary.
-  const bool aligned = p.k % 4 == 0 && p.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.a) % 16 == 0 &&
+  // 16-byte loads need every row of A and B to start on a 16-byte boundary: the bases, and the leading
+  // dimensions a multiple of 4 floats.
+  const bool aligned = p.lda % 4 == 0 && p.ldb % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.a) % 16 == 0 &&
                        reinterpret_cast<std::uintptr_t>(p.b) % 16 == 0;
   if (aligned)
     launch_variant<true>(p, stream);

@@ -32,11 +32,11 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
 
   const TileOrigin tile = block_tile_origin(p.n, fragment_size, fragment_size);
   const long long rows_left = p.m - tile.row, cols_left = p.n - tile.col;
-  // wmma loads need 32-byte aligned fragments. With K (N) a multiple of 8 halves and tile origins
+  // wmma loads need 32-byte aligned fragments. With lda (ldb) a multiple of 8 halves and tile origins
   // multiples of 16 rows and columns, every fragment of A (B) starts a multiple of 256 bytes from
   // the base: interior fragments load straight from memory when the base itself is 32-byte aligned
   // (cudaMalloc's are; a pointer into the middle of an allocation may not be).
-  const bool a_direct = p.k % 8 == 0 && is_aligned(p.a, 32), b_direct = p.n % 8 == 0 && is_aligned(p.b, 32);
+  const bool a_direct = p.lda % 8 == 0 && is_aligned(p.a, 32), b_direct = p.ldb % 8 == 0 && is_aligned(p.b, 32);
 
   Accumulator acc;
   wmma::fill_fragment(acc, 0.0f);
@@ -48,15 +48,15 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
     // LAB BEGIN: Load this slice's 16 × 16 fragments of A into a and of B into b (load_fragment, in
     // LAB: common/wmma_tiles.cuh, handles the edges), then add their product to acc on the tensor cores.
     // Load the 16 × 16 fragments of A (rows tile.row.., columns k0..) and B (rows k0.., columns tile.col..).
-    load_fragment(a, p.a + tile.row * p.k + k0, p.k, rows_left, p.k - k0, a_direct, a_staging);
-    load_fragment(b, p.b + k0 * (long long)p.n + tile.col, p.n, p.k - k0, cols_left, b_direct, b_staging);
+    load_fragment(a, p.a + tile.row * p.lda + k0, p.lda, rows_left, p.k - k0, a_direct, a_staging);
+    load_fragment(b, p.b + k0 * (long long)p.ldb + tile.col, p.ldb, p.k - k0, cols_left, b_direct, b_staging);
     // Compute: acc += a · b on the tensor cores.
     wmma::mma_sync(acc, a, b, acc);
     // LAB END
   }
 
   // Write back, with alpha and beta.
-  store_accumulator(acc, p.c + tile.row * p.n + tile.col, p.n, rows_left, cols_left, p.alpha, p.beta, c_staging);
+  store_accumulator(acc, p.c + tile.row * p.ldc + tile.col, p.ldc, rows_left, cols_left, p.alpha, p.beta, c_staging);
 #endif
 }
 

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
   // barrier, so it may leave early.
   if (row >= p.m || col >= p.n) return;
   // As in 05: fragments straight from memory when they are 32-byte aligned.
-  const bool a_direct = p.k % 8 == 0 && is_aligned(p.a, 32), b_direct = p.n % 8 == 0 && is_aligned(p.b, 32);
+  const bool a_direct = p.lda % 8 == 0 && is_aligned(p.a, 32), b_direct = p.ldb % 8 == 0 && is_aligned(p.b, 32);
 
   Accumulator acc[fragments_m][fragments_n];
 #pragma unroll
@@ -81,20 +81,20 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     if (interior) {
 #pragma unroll
       for (int i = 0; i < fragments_m; ++i)
-        wmma::load_matrix_sync(a[i], p.a + (row + i * fragment_size) * p.k + k0, p.k);
+        wmma::load_matrix_sync(a[i], p.a + (row + i * fragment_size) * p.lda + k0, p.lda);
 #pragma unroll
       for (int j = 0; j < fragments_n; ++j)
-        wmma::load_matrix_sync(b[j], p.b + k0 * (long long)p.n + col + j * fragment_size, p.n);
+        wmma::load_matrix_sync(b[j], p.b + k0 * (long long)p.ldb + col + j * fragment_size, p.ldb);
     } else {
 #pragma unroll
       for (int i = 0; i < fragments_m; ++i) {
         const long long r = row + i * fragment_size;
-        load_fragment(a[i], p.a + r * p.k + k0, p.k, p.m - r, p.k - k0, a_direct, a_staging[warp]);
+        load_fragment(a[i], p.a + r * p.lda + k0, p.lda, p.m - r, p.k - k0, a_direct, a_staging[warp]);
       }
 #pragma unroll
       for (int j = 0; j < fragments_n; ++j) {
         const long long c = col + j * fragment_size;
-        load_fragment(b[j], p.b + k0 * (long long)p.n + c, p.n, p.k - k0, p.n - c, b_direct, b_staging[warp]);
+        load_fragment(b[j], p.b + k0 * (long long)p.ldb + c, p.ldb, p.k - k0, p.n - c, b_direct, b_staging[warp]);
       }
     }
     // Compute: every pair (A fragment, B fragment) into its accumulator.
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     for (int j = 0; j < fragments_n; ++j) {
       const long long r = row + i * fragment_size, c = col + j * fragment_size;
       if (r < p.m && c < p.n)
-        store_accumulator(acc[i][j], p.c + r * p.n + c, p.n, p.m - r, p.n - c, p.alpha, p.beta, c_staging[warp]);
+        store_accumulator(acc[i][j], p.c + r * p.ldc + c, p.ldc, p.m - r, p.n - c, p.alpha, p.beta, c_staging[warp]);
     }
 #endif
 }

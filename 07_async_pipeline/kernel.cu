@@ -125,20 +125,24 @@ __device__ __forceinline__ CopyPosition copy_position(int e) {
 template <class Config, bool aligned>
 __device__ __forceinline__ void copy_tile_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
   if constexpr (aligned && !Config::asynchronous_copies) {
-    uint4 chunk = make_uint4(0, 0, 0, 0);  // zeros outside the matrix, as cp.async's zero fill
-    if (valid > 0) chunk = *reinterpret_cast<const uint4*>(src);
-    *reinterpret_cast<uint4*>(dst) = chunk;
+    if (valid >= 8)
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    else  // a row's last chunk or none: element by element, zeros outside, as cp.async's zero fill
+      async_copy::copy_chunk<false>(dst, src, valid, fallback);
   } else {
     async_copy::copy_chunk<aligned>(dst, src, valid, fallback);
   }
 }
 
-// aligned: A's and B's rows start on 16-byte boundaries (K and N multiples of 8, 16-byte-aligned
+// aligned: A's and B's rows start on 16-byte boundaries (lda and ldb multiples of 8, 16-byte-aligned
 // base pointers), so tiles move by cp.async; otherwise by element-wise loads (async_copy.cuh).
 template <class Config, bool aligned>
 __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(GemmProblem<__half> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  __trap();  // not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching
+  // Not reached: the harness refuses GPUs below sm_80 (exit code 4) before launching. The knobs that
+  // only the body below reads are named here too, so that this pass does not call them unused.
+  (void)Config::group_rows, (void)Config::asynchronous_copies, (void)Config::staged_epilogue;
+  __trap();
 #else
   using L = Layout<Config>;
   constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
@@ -156,8 +160,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // How much of the block tile lies inside the matrices: its rows inside A, its columns inside B.
   const int rows_in = int(min(p.m - block.row, (long long)block_tile_m));
   const int cols_in = int(min(p.n - block.col, (long long)block_tile_n));
-  const __half* const a_panel = p.a + block.row * p.k;  // the block's rows of A
-  const __half* const b_panel = p.b + block.col;        // and its columns of B
+  const __half* const a_panel = p.a + block.row * p.lda;  // the block's rows of A
+  const __half* const b_panel = p.b + block.col;          // and its columns of B
 
   // Stage 1, load tiles: start the copies of K-slice `slice` into pipeline buffer `stage`. Every
   // thread copies a_copies chunks of the A tile and b_copies of the B tile; chunks outside the
@@ -174,14 +178,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
     for (int j = 0; j < L::a_copies; ++j) {
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
       const int k = c.chunk * chunk_halves;
-      copy_tile_chunk<Config, aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.k + k0 + k,
+      copy_tile_chunk<Config, aligned>(a_tile + c.row * L::a_pitch + k, a_panel + c.row * (long long)p.lda + k0 + k,
                                        c.row < rows_in ? k_in - k : 0, p.a);
     }
 #pragma unroll
     for (int j = 0; j < L::b_copies; ++j) {
       const CopyPosition c = copy_position<L::b_chunks_per_row>(threadIdx.x + j * L::threads);
       const int n = c.chunk * chunk_halves;
-      copy_tile_chunk<Config, aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.n + n,
+      copy_tile_chunk<Config, aligned>(b_tile + c.row * L::b_pitch + n, b_panel + (k0 + c.row) * p.ldb + n,
                                        c.row < k_in ? cols_in - n : 0, p.b);
     }
     // LAB END
@@ -254,7 +258,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   float* const staging = reinterpret_cast<float*>(shared) + warp * L::c_staging_floats;
   const long long row0 = block.row + warp_row, col0 = block.col + warp_col;
   const long long warp_cols_in = p.n - col0;  // columns of the warp tile inside C
-  const bool vector_c = p.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
+  const bool vector_c = p.ldc % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
   // alpha·acc + beta·c for 4 neighbouring elements, c not read when beta == 0 (store_c's rule).
   auto scale_c = [&](float4 acc, const float4* c) {
     if (p.beta == 0.0f) return make_float4(p.alpha * acc.x, p.alpha * acc.y, p.alpha * acc.z, p.alpha * acc.w);
@@ -264,28 +268,28 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   };
   constexpr int pieces_per_row = warp_tile_n / 4, pieces = fragment_size * pieces_per_row;
   // The variant direct_store (Config::staged_epilogue false) skips the staging where it can: a warp
-  // tile wholly inside C, with rows that keep every accumulator's 16 × 16 piece 32-byte aligned (N a
+  // tile wholly inside C, with rows that keep every accumulator's 16 × 16 piece 32-byte aligned (ldc a
   // multiple of 8, C 32-byte aligned, as wmma::store_matrix_sync requires), goes straight from the
   // accumulators to C, alpha and beta applied element by element (C loaded as an accumulator has the
   // same element order); which lane writes which element, WMMA does not say.
   const bool direct = !Config::staged_epilogue && row0 + warp_tile_m <= p.m && col0 + warp_tile_n <= p.n &&
-                      p.n % 8 == 0 && is_aligned(p.c, 32);
+                      p.ldc % 8 == 0 && is_aligned(p.c, 32);
   if (direct) {
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i)
 #pragma unroll
       for (int j = 0; j < fragments_n; ++j) {
-        float* const dst = p.c + (row0 + i * fragment_size) * p.n + col0 + j * fragment_size;
+        float* const dst = p.c + (row0 + i * fragment_size) * p.ldc + col0 + j * fragment_size;
         if (p.beta != 0.0f) {
           Accumulator old;
-          wmma::load_matrix_sync(old, dst, unsigned(p.n), wmma::mem_row_major);
+          wmma::load_matrix_sync(old, dst, unsigned(p.ldc), wmma::mem_row_major);
 #pragma unroll
           for (int e = 0; e < old.num_elements; ++e) acc[i][j].x[e] = p.alpha * acc[i][j].x[e] + p.beta * old.x[e];
         } else {
 #pragma unroll
           for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] *= p.alpha;
         }
-        wmma::store_matrix_sync(dst, acc[i][j], unsigned(p.n), wmma::mem_row_major);
+        wmma::store_matrix_sync(dst, acc[i][j], unsigned(p.ldc), wmma::mem_row_major);
       }
   } else if (warp_cols_in > 0) {
 #pragma unroll
@@ -301,7 +305,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
         const int r = e / pieces_per_row, c = (e % pieces_per_row) * 4;
         if (r0 + r >= p.m) continue;
         const float4 v = *reinterpret_cast<const float4*>(staging + r * L::c_pitch + c);
-        float* const dst = p.c + (r0 + r) * p.n + col0 + c;
+        float* const dst = p.c + (r0 + r) * p.ldc + col0 + c;
         if (vector_c && c + 4 <= warp_cols_in) {
           *reinterpret_cast<float4*>(dst) = scale_c(v, reinterpret_cast<const float4*>(dst));
         } else {
@@ -323,7 +327,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
 // always in the step's own configuration (variants change the aligned path only).
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.a, p.b))
+  if (async_copy::rows_16_byte_aligned(p.lda, p.ldb, p.a, p.b))
     launch_over_tiles<async_pipeline_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
                                                           Layout<Variant>::threads, Layout<Variant>::shared_bytes,
                                                           stream);

@@ -26,6 +26,7 @@
 // to step 08's kernel, which is correct for every shape. README.md: the pipeline, the descriptors,
 // the paths and the measurements.
 
+#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -124,8 +125,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
 // ---- Write back -----------------------------------------------------------------------------------
 
 // Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
-// (row0, col0), only inside C (beta == 0: C is not read). Needs N a multiple of 2 and C 8-byte
-// aligned (the TMA path guarantees both).
+// (row0, col0), only inside C (beta == 0: C is not read). Needs ldc even and C 8-byte aligned (the
+// TMA path checks both); an odd N's last column goes out alone.
 // wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
 // chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and of
 // the row 8 below (acc[4j+2], acc[4j+3]). Each pair of columns goes out as one 8-byte store.
@@ -136,12 +137,17 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[128], cons
 #pragma unroll
   for (int j = 0; j < wgmma_n / 8; ++j) {
     const long long col = col0 + j * 8 + 2 * (lane % 4);
-    if (col >= p.n) continue;  // N even, col even: col + 1 < N too
+    if (col >= p.n) continue;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const long long row = row_top + half * 8;
       if (row >= p.m) continue;
-      float2* out = reinterpret_cast<float2*>(p.c + row * p.n + col);
+      float* const c = p.c + row * p.ldc + col;
+      if (col + 1 == p.n) {  // the last column of an odd N: its neighbour lies in C's gap
+        store_c(c, acc[4 * j + 2 * half], p.alpha, p.beta);
+        continue;
+      }
+      float2* out = reinterpret_cast<float2*>(c);
       float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
       if (p.beta != 0.0f) {
         const float2 old = *out;
@@ -255,31 +261,25 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
 // ---- Launch -----------------------------------------------------------------------------------------
 
-// Shapes TMA cannot describe go to this step's kernel instead.
-constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
-
-// TMA needs A's and B's base and row stride 16-byte aligned (K and N multiples of 8), and the
-// epilogue's 8-byte stores need C 8-byte aligned (N even follows from N a multiple of 8).
+// TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and the
+// epilogue's 8-byte stores need C 8-byte aligned (ldc even). Other problems go to 08's kernel.
 bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.k) && tma_describable(p.b, p.n) && reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
+  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && p.ldc % 2 == 0 &&
+         reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
 }
 
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Variant>;
-  if (!tma_path_possible(p)) {
-    const RegisteredStep* fallback = find_step(unaligned_fallback);  // linked in: add_worklog_step(... FALLBACK)
-    if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked into this program");
-    return fallback->fp16->launch(p, stream);
-  }
+  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
   constexpr auto kernel = wgmma_tma_gemm<Variant>;
   arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
+                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
+                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<tile_grid({p.m, p.n, p.k}, L::block_tile_m, L::block_tile_n), L::threads, L::shared_bytes, stream>>>(
       a_map, b_map, p);
   WORKLOG_CHECK_LAUNCH();

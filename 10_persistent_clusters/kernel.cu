@@ -23,6 +23,7 @@
 // like the step itself. Shapes TMA cannot describe (K or N not a multiple of 8) are handed to step
 // 08's kernel. README.md: each technique's measured share, and the profiling that shaped this kernel.
 
+#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -133,8 +134,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
 // ---- Write back -----------------------------------------------------------------------------------
 
 // Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
-// (row0, col0), only inside C (beta == 0: C is not read). Needs N a multiple of 2 and C 8-byte
-// aligned (the TMA path guarantees both).
+// (row0, col0), only inside C (beta == 0: C is not read). Needs ldc even and C 8-byte aligned (the
+// TMA path's checks imply both); an odd N's last column goes out alone.
 // wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
 // chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and of
 // the row 8 below (acc[4j+2], acc[4j+3]). Each pair of columns goes out as one 8-byte store.
@@ -145,12 +146,17 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[128], cons
 #pragma unroll
   for (int j = 0; j < wgmma_n / 8; ++j) {
     const long long col = col0 + j * 8 + 2 * (lane % 4);
-    if (col >= p.n) continue;  // N even, col even: col + 1 < N too
+    if (col >= p.n) continue;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const long long row = row_top + half * 8;
       if (row >= p.m) continue;
-      float2* out = reinterpret_cast<float2*>(p.c + row * p.n + col);
+      float* const c = p.c + row * p.ldc + col;
+      if (col + 1 == p.n) {  // the last column of an odd N: its neighbour lies in C's gap
+        store_c(c, acc[4 * j + 2 * half], p.alpha, p.beta);
+        continue;
+      }
+      float2* out = reinterpret_cast<float2*>(c);
       float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
       if (p.beta != 0.0f) {
         const float2 old = *out;
@@ -186,8 +192,9 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128
         const int row = warp * 16 + lane / 4 + half * 8, col = jj * 8 + 2 * (lane % 4);
         float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
         const long long c_row = row0 + row, c_col = col0 + chunk * L::c_chunk_cols + col;
-        if (p.beta != 0.0f && c_row < p.m && c_col < p.n) {  // N even: c_col + 1 < N too
-          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.n + c_col);
+        if (p.beta != 0.0f && c_row < p.m && c_col < p.n) {  // C is read only inside C: an odd N's last column alone
+          const float* const c = p.c + c_row * p.ldc + c_col;
+          const float2 old = c_col + 1 < p.n ? *reinterpret_cast<const float2*>(c) : make_float2(*c, 0.0f);
           value.x += p.beta * old.x;
           value.y += p.beta * old.y;
         }
@@ -363,23 +370,16 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
 // ---- Launch -----------------------------------------------------------------------------------------
 
-// Shapes TMA cannot describe go to this step's kernel instead.
-constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
-
-// TMA needs A's and B's base and row stride 16-byte aligned (K and N multiples of 8), and so does
-// the TMA store of C (N a multiple of 8 makes its rows 32-byte aligned; its base must be 16-byte aligned).
+// TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and so does
+// the TMA store of C (ldc a multiple of 4 floats). Other problems go to 08's kernel.
 bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.k) && tma_describable(p.b, p.n) && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
+  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float));
 }
 
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Variant>;
-  if (!tma_path_possible(p)) {
-    const RegisteredStep* fallback = find_step(unaligned_fallback);  // linked in: add_worklog_step(... FALLBACK)
-    if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked into this program");
-    return fallback->fp16->launch(p, stream);
-  }
+  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
   constexpr auto kernel = persistent_gemm<Variant>;
   arm_watchdog();
   cudaLaunchConfig_t config{};
@@ -407,12 +407,12 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   const long long cluster_tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
   config.gridDim = dim3(unsigned(std::min<long long>(resident_clusters, cluster_tiles) * L::cluster_size));
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
+                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
+                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
-  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
+  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p));
   WORKLOG_CHECK_LAUNCH();

@@ -16,6 +16,8 @@
 //     among the contributors' warpgroups), and writes that share of C: the fixup. The sum of every
 //     element is taken in the same order in every run, so results are bitwise reproducible: no
 //     atomics, no order that depends on who finishes first.
+//   - The schedule, the rule and the fixup protocol live in schedule.cuh beside this file, written
+//     once for this step and the next (12 includes it); this file holds the kernel that walks them.
 //   - The rule (Config::decomposition, README.md derives and measures it): whole waves of tiles stay
 //     data-parallel (10's schedule, no fixup); each of the r remaining tiles is cut into ⌊clusters /
 //     r⌋ equal k-parts, one unit each, aligned across tiles so that the units running at the same
@@ -29,9 +31,13 @@
 // The workspace (partials and flags) comes from the harness, allocated once per shape, zeroed, and
 // sized by workspace_bytes below. Variants (README.md's tables): data-parallel only, split-K in 2
 // and 4 parts, the even deal of stream-K for every tile or for all but the whole waves, the fixup
-// by one unit alone or always shared, and no clusters. Shapes TMA cannot describe (K or N not a
-// multiple of 8) are handed to step 08's kernel.
+// by one unit alone or always shared, and no clusters. Problems TMA cannot describe (a leading
+// dimension or base off 16 bytes) are handed to step 08's kernel. stream_k.hpp declares what later
+// steps call: the launcher and the workspace.
 
+#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
+#include "11_stream_k/schedule.cuh"
+#include "11_stream_k/stream_k.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -43,15 +49,10 @@ namespace worklog {
 namespace {
 
 using namespace hopper;
-
-// How the tiles are divided among the resident clusters (README.md: the arithmetic of waves).
-enum class Decomposition {
-  hybrid,         // data-parallel for the whole waves, the remaining tiles in aligned k-parts over all units
-  hybrid_even,    // data-parallel for the whole waves but one, the rest's slices evenly over the units
-  data_parallel,  // whole tiles only: 10's schedule
-  stream_k,       // every tile's slices evenly over the units
-  split_k,        // every tile's k-slices in Config::split_k equal parts, one unit each
-};
+using stream_k::Decomposition;
+using stream_k::Schedule;
+using stream_k::Segment;
+using stream_k::Walk;
 
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md says how each value was chosen.
@@ -65,8 +66,8 @@ struct Config {
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (see Layout)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
-  static constexpr Decomposition decomposition = Decomposition::hybrid;
-  static constexpr int split_k = 1;            // parts per tile, for Decomposition::split_k
+  static constexpr Decomposition decomposition = Decomposition::hybrid;  // schedule.cuh: the rule
+  static constexpr int split_k = 1;                                      // parts per tile, for Decomposition::split_k
   static constexpr int fixup_slices = 16;      // splitting costs a unit about this many k-slices (README.md)
   static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
 };
@@ -86,11 +87,9 @@ struct Layout : Config {
   static constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
   static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;       // 8 KiB
   static constexpr int c_staging_bytes = consumers * Config::c_buffers * c_chunk_bytes;
-  // The fixup: a consumer's partial sum is its 128 accumulators per thread, 64 × 256 FP32 (64 KiB),
-  // stored as float4 (i, thread) at i·128 + thread; a chunk of 32 columns is float4s 4c … 4c+3.
-  static constexpr int chunks = wgmma_n / c_chunk_cols;          // 8 chunks per consumer's rows
-  static constexpr int pieces = consumers * chunks;              // 16 pieces of 64 × 32 per block tile
-  static constexpr int partial_float4s = wgmma_m * wgmma_n / 4;  // 4096: 64 KiB
+  // The fixup (schedule.cuh): a consumer's partial sum is its 128 accumulators per thread, 64 × 256
+  // FP32 (64 KiB), 32 float4 per thread; a piece is one chunk of 32 columns, float4s 4c … 4c+3.
+  static constexpr int chunks = wgmma_n / c_chunk_cols;  // 8 chunks per consumer's rows
   // Stages, the C staging buffers, then the 2·stages barriers, plus slack to align the start to a
   // swizzle atom.
   static constexpr int shared_bytes =
@@ -115,155 +114,7 @@ struct Layout : Config {
                         Config::consumer_registers * warpgroup_threads * consumers <=
                     launch_registers,
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
-  static_assert(Config::decomposition != Decomposition::split_k || Config::split_k >= 2,
-                "split_k must be at least 2 with Decomposition::split_k");
-  static_assert(Config::fixup_slices >= 0, "fixup_slices must be at least 0");
-  static_assert(Config::fixup_alone_units >= 1, "fixup_alone_units must be at least 1 (1: every split tile shared)");
-};
-
-// ---- The schedule ---------------------------------------------------------------------------------
-// The work is T cluster tiles × k_tiles slices. Tiles [0, sk_tiles) are "split": their iterations
-// (tile · k_tiles + slice) are cut into `units` contiguous ranges, unit u's being [begin(u),
-// begin(u + 1)): either `split` parts of each tile, or all of them dealt evenly. Cluster c of
-// `clusters` walks units c, c + clusters, … (at most one with the step's rule), then the whole
-// tiles sk_tiles + c, + clusters, … in 10's grouped order. The host fills it in (plan_schedule);
-// producer and consumers walk it alike (Walk).
-struct Schedule {
-  long long tiles;     // cluster tiles of C
-  int k_tiles;         // 64-wide k-slices per tile
-  long long sk_tiles;  // tiles [0, sk_tiles) are split by the units' ranges
-  int units;           // ranges over the split tiles' iterations (0: every tile whole)
-  int split;           // parts per split tile (units = sk_tiles · split); 0: the iterations evenly over the units
-  long long q;         // iterations per unit (split: per part)...
-  int rem;             // ...and how many units (split: parts of a tile) take one more
-  int slots_per_unit;  // partial sums a unit can leave: 1 in parts, 2 dealt evenly (the tiles a range begins and ends
-                       // in)
-  int alone_units;     // Config::fixup_alone_units
-  unsigned epoch;      // this launch's number: the value its flags are set to
-  float4* partials;    // workspace: one 64 KiB partial per (slot, block of the cluster, consumer)
-  unsigned* flags;     // workspace: one flag per partial
-
-  // The first iteration of unit u's range; begin(units) is the end of the last one.
-  __host__ __device__ long long begin(int u) const {
-    long long first = 0;
-    // LAB BEGIN: Set first to the first iteration of unit u's range: q iterations to each unit, one more to
-    // LAB: each of the first rem. Without parts (split 0) over all the split tiles' iterations; with them, unit u
-    // LAB: is part u % split of tile u / split, dealt the same way over that tile's k_tiles slices.
-    if (split > 0) {
-      const int part = u % split;
-      first = (long long)(u / split) * k_tiles + part * q + (part < rem ? part : rem);
-    } else {
-      first = u * q + (u < rem ? u : rem);
-    }
-    // LAB END
-    return first;
-  }
-  // The unit whose range holds iteration x: begin() inverted. The first rem units (parts of a tile)
-  // take q + 1 iterations, the others q. In 32 bits, as the walk (plan_schedule checks that every
-  // iteration number fits): the fixup asks this of every tile it touches, and a search, or a 64-bit
-  // division, there cost whole microseconds per launch (README.md).
-  __host__ __device__ int unit_of(long long x) const {
-    const int per_unit = int(q), longer = rem * (per_unit + 1);  // iterations of the first rem units
-    int offset = int(x), first = 0;
-    if (split > 0) {
-      const int tile = offset / k_tiles;
-      offset -= tile * k_tiles;
-      first = tile * split;
-    }
-    return first + (offset < longer ? offset / (per_unit + 1) : rem + (offset - longer) / per_unit);
-  }
-  // The slot of unit u's partial sum of the tile whose slices it takes from k_begin on: a part has
-  // one; a range dealt evenly one for the tile it begins inside (k_begin > 0), one for the tile it
-  // ends inside.
-  __host__ __device__ int slot(int u, int k_begin) const {
-    return slots_per_unit == 1 ? u : 2 * u + (k_begin == 0 ? 1 : 0);
-  }
-  // The units holding part of `tile`, in the order of their k-slices: first … last.
-  __host__ __device__ int first_unit(long long tile) const { return unit_of(tile * k_tiles); }
-  __host__ __device__ int last_unit(long long tile) const { return unit_of((tile + 1) * k_tiles - 1); }
-  // The slot of unit v's partial of `tile`.
-  __host__ __device__ int slot_in(int v, long long tile) const {
-    const long long first = begin(v), tile_first = tile * k_tiles;
-    return slot(v, int((first > tile_first ? first : tile_first) - tile_first));
-  }
-  // How a split tile is fixed up: by the unit holding its slice 0 alone, when few units hold part
-  // of it (that unit keeps its own sum in registers and adds the others' partials); else shared by
-  // all of them, each adding up and writing a share of the tile's pieces.
-  __host__ __device__ bool fixed_up_alone(long long tile) const {
-    return last_unit(tile) - first_unit(tile) + 1 <= alone_units;
-  }
-  // The split tiles whose fixup unit u shares once its range is done: the tile the range begins in
-  // and the one it ends in, each if other units hold part of it and it is not fixed up alone (-1: none).
-  __host__ __device__ void tiles_to_share(int u, long long& first, long long& last) const {
-    const long long first_tile = int(begin(u)) / k_tiles, last_tile = int(begin(u + 1) - 1) / k_tiles;
-    first = first_unit(first_tile) != last_unit(first_tile) && !fixed_up_alone(first_tile) ? first_tile : -1;
-    last = last_tile != first_tile && last_unit(last_tile) != u && !fixed_up_alone(last_tile) ? last_tile : -1;
-  }
-  // The pieces [first, end) of split tile `tile` that consumer warpgroup `consumer` of unit u adds
-  // up and writes: the tile's `pieces` dealt out evenly over its units' `consumers` warpgroups each.
-  __host__ __device__ void share(int u, long long tile, int consumer, int consumers, int pieces, int& first,
-                                 int& end) const {
-    const int c0 = first_unit(tile), shares = (last_unit(tile) - c0 + 1) * consumers;
-    const int index = (u - c0) * consumers + consumer;
-    first = pieces * index / shares;
-    end = pieces * (index + 1) / shares;
-  }
-};
-
-// One piece of work: slices [k_begin, k_end) of a tile; `unit` is the range it belongs to (-1 for
-// a whole tile of the data-parallel part), ends_range when it is the range's last. Tiles and
-// iterations are counted in 32 bits here (plan_schedule checks that tiles · k_tiles fits): the
-// producer walks with 40 registers, and 64-bit counters cost it a spill and 64-bit divisions.
-struct Segment {
-  int tile;
-  int k_begin, k_end;
-  int unit;
-  bool ends_range;
-};
-
-// Cluster `cluster`'s segments, in order: the pieces of its units' ranges, cut at tile boundaries,
-// then its whole tiles.
-class Walk {
- public:
-  __host__ __device__ Walk(const Schedule& s, int cluster, int clusters)
-      : s_(s), clusters_(clusters), unit_(cluster), whole_tile_(int(s.sk_tiles) + cluster) {
-    enter_unit();
-  }
-  __host__ __device__ bool next(Segment& segment) {
-    if (unit_ < s_.units) {
-      const int tile = iteration_ / s_.k_tiles;
-      const int k_begin = iteration_ - tile * s_.k_tiles;
-      const int left = end_ - iteration_;
-      const int k_end = left < s_.k_tiles - k_begin ? k_begin + left : s_.k_tiles;
-      segment = {tile, k_begin, k_end, unit_, false};
-      iteration_ += k_end - k_begin;
-      if (iteration_ == end_) {
-        segment.ends_range = true;
-        unit_ += clusters_;
-        enter_unit();
-      }
-      return true;
-    }
-    if (whole_tile_ < s_.tiles) {
-      segment = {whole_tile_, 0, s_.k_tiles, -1, false};
-      whole_tile_ += clusters_;
-      return true;
-    }
-    return false;
-  }
-
- private:
-  // The range of unit_ or, if it is empty, of the next of this cluster's units that is not.
-  __host__ __device__ void enter_unit() {
-    for (; unit_ < s_.units; unit_ += clusters_) {
-      iteration_ = int(s_.begin(unit_));
-      end_ = int(s_.begin(unit_ + 1));
-      if (iteration_ < end_) return;
-    }
-  }
-  const Schedule& s_;
-  int clusters_, unit_;
-  int whole_tile_, iteration_ = 0, end_ = 0;  // < tiles · k_tiles + clusters: 32 bits (plan_schedule)
+  static_assert(stream_k::check_policy<Config>());
 };
 
 // ---- Descriptors ----------------------------------------------------------------------------------
@@ -325,8 +176,9 @@ __device__ __forceinline__ void stage_chunk(const float (&v)[16], const GemmProb
       float2 value = make_float2(p.alpha * v[4 * jj + 2 * half], p.alpha * v[4 * jj + 2 * half + 1]);
       if constexpr (reads_c) {
         const long long c_row = row0 + row, c_col = col0 + col;
-        if (c_row < p.m && c_col < p.n) {  // N even: c_col + 1 < N too
-          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.n + c_col);
+        if (c_row < p.m && c_col < p.n) {  // C is read only inside C: an odd N's last column alone
+          const float* const c = p.c + c_row * p.ldc + c_col;
+          const float2 old = c_col + 1 < p.n ? *reinterpret_cast<const float2*>(c) : make_float2(*c, 0.0f);
           value.x += p.beta * old.x;
           value.y += p.beta * old.y;
         }
@@ -384,18 +236,6 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128
   }
 }
 
-// ---- The fixup ------------------------------------------------------------------------------------
-
-// Stores one consumer's accumulators as a partial sum: float4 i of thread t at i·128 + t, so that
-// each of the 32 stores of the warpgroup is 2 KiB contiguous. L2 only (__stcg): another SM reads it.
-__device__ __forceinline__ void store_partial(const float (&acc)[128], float4* partial) {
-  const int t = threadIdx.x % warpgroup_threads;
-#pragma unroll
-  for (int i = 0; i < 32; ++i)
-    __stcg(partial + i * warpgroup_threads + t,
-           make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-}
-
 // What the watchdog says when a wait never ends (watchdog.cuh).
 struct FullWait {
   static constexpr WaitSite site{
@@ -415,12 +255,6 @@ struct FlagWait {
       "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
       "does every unit publish its partials before it waits for others', are all clusters resident?"};
 };
-
-// Where the partial of (slot, block `rank` of the cluster, consumer `half`) and its flag live.
-template <class L>
-__device__ __forceinline__ int partial_index(int slot, std::uint32_t rank, int half) {
-  return (slot * L::cluster_size + int(rank)) * L::consumers + half;
-}
 
 // ---- The kernel -----------------------------------------------------------------------------------
 
@@ -527,102 +361,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         }
       }
     };
-    auto partial = [&](int slot, int half) {
-      return s.partials + partial_index<L>(slot, rank, half) * L::partial_float4s;
-    };
-    auto flag = [&](int slot, int half) { return s.flags + partial_index<L>(slot, rank, half); };
-    // Publishes this consumer's partials stored since the last call (`pending`, bit b: the unit's
-    // slot of type b, Schedule::slot): every thread's stores, then the flags (release).
-    auto publish = [&](int u, int& pending) {
-      if (pending == 0) return;
-      named_barrier_sync<warpgroup_threads>(barrier);
-      if (t == 0)
-        for (int type = 0; type < 2; ++type)
-          if (pending & (1 << type)) store_release_gpu(flag(s.slot(u, 1) + type, consumer), s.epoch);
-      pending = 0;
-    };
-
-    // The shared fixup of split tile `tile` by unit u: the tile's contributors are units c0 … c1, in
-    // the order of their k-slices; their 2·n consumer warpgroups share out its 16 pieces, and each
-    // adds up the n partials of its pieces, in that order, and writes them to C.
-    auto fix_up_share = [&](int u, long long tile, unsigned& stored) {
-      const int c0 = s.first_unit(tile), c1 = s.last_unit(tile), n = c1 - c0 + 1;
-      int first_piece, end_piece;
-      s.share(u, tile, consumer, L::consumers, L::pieces, first_piece, end_piece);
-      if (first_piece == end_piece) return;
-      // Every partial of the tile must be there: its flags, waited for by parallel threads.
-      for (int i = t; i < n * L::consumers; i += warpgroup_threads) {
-        const int v = c0 + i / L::consumers, slot = s.slot_in(v, tile);
-        flag_wait<FlagWait>(flag(slot, i % L::consumers), s.epoch, slot);
-      }
-      named_barrier_sync<warpgroup_threads>(barrier);
-      const TileOrigin origin = tile_origin(tile);
-      for (int piece = first_piece; piece < end_piece; ++piece) {
-        const int half = piece / L::chunks, chunk = piece % L::chunks;
-        float sum[16];
-#pragma unroll
-        for (int i = 0; i < 16; ++i) sum[i] = 0.0f;
-        // LAB BEGIN: Add up the piece (rows of consumer `half`, columns 32·chunk … +31) into sum: the partials
-        // LAB: of units c0 … c1, in that order (s.slot_in gives each one's slot, partial() its address), each
-        // LAB: thread reading its float4s 4·chunk … 4·chunk + 3 (at i·128 + t) with __ldcg.
-        for (int v0 = c0; v0 <= c1; v0 += 2) {  // 2 partials' loads in flight, then their sums in order
-          float4 part[2][4];
-#pragma unroll
-          for (int b = 0; b < 2; ++b) {
-            if (v0 + b > c1) break;
-            const float4* source = partial(s.slot_in(v0 + b, tile), half) + 4 * chunk * warpgroup_threads + t;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) part[b][i] = __ldcg(source + i * warpgroup_threads);
-          }
-#pragma unroll
-          for (int b = 0; b < 2; ++b) {
-            if (v0 + b > c1) break;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              sum[4 * i] += part[b][i].x;
-              sum[4 * i + 1] += part[b][i].y;
-              sum[4 * i + 2] += part[b][i].z;
-              sum[4 * i + 3] += part[b][i].w;
-            }
-          }
-        }
-        // LAB END
-        store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, origin.row + half * wgmma_m,
-                              origin.col + chunk * L::c_chunk_cols);
-      }
-    };
-
-    // The fixup by one unit alone: unit u holds slice 0 of `tile` and adds the partials of the units
-    // after it, in order, to its own accumulators.
-    auto fix_up_alone = [&](int u, long long tile, float(&acc)[128]) {
-      const int c1 = s.last_unit(tile);
-      for (int i = t; i < c1 - u; i += warpgroup_threads) {
-        const int v = u + 1 + i, slot = s.slot_in(v, tile);
-        flag_wait<FlagWait>(flag(slot, consumer), s.epoch, slot);
-      }
-      named_barrier_sync<warpgroup_threads>(barrier);
-      for (int v = u + 1; v <= c1; ++v) {
-        const float4* source = partial(s.slot_in(v, tile), consumer) + t;
-#pragma unroll
-        for (int group = 0; group < 4; ++group) {  // 8 loads in flight, then their sums
-          float4 part[8];
-#pragma unroll
-          for (int i = 0; i < 8; ++i) part[i] = __ldcg(source + (8 * group + i) * warpgroup_threads);
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const int a = 4 * (8 * group + i);
-            acc[a] += part[i].x;
-            acc[a + 1] += part[i].y;
-            acc[a + 2] += part[i].z;
-            acc[a + 3] += part[i].w;
-          }
-        }
-      }
-    };
+    // The fixup protocol (schedule.cuh) for this warpgroup: partials of 32 float4 a thread, pieces of
+    // one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
+    stream_k::Fixup<cluster_size, L::consumers, 32, 4, FlagWait> fixup(s, rank, consumer, barrier);
 
     int slice = 0;
     unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
-    int pending = 0;      // partials of the current unit not yet published (publish)
     float acc[128];
     Segment segment;
     for (Walk walk(s, cluster, clusters); walk.next(segment);) {
@@ -642,35 +386,19 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       fence_registers(acc);
       release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
 
-      const long long row0 = origin.row + consumer * wgmma_m;
-      if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
-        // A whole tile: alpha·acc + beta·C, only inside C.
-        store_accumulators_staged<L>(acc, p, c_map, buffers, stored, consumer, row0, origin.col);
-      } else if (segment.k_begin == 0 && s.fixed_up_alone(segment.tile)) {
-        // This unit holds slice 0 of a tile that few units share, and its range ends here: it
-        // publishes what it left for others (before waiting, so that no unit waits on a waiting
-        // one), adds the others' partials to its sum, and writes the tile.
-        publish(segment.unit, pending);
-        fix_up_alone(segment.unit, segment.tile, acc);
-        store_accumulators_staged<L>(acc, p, c_map, buffers, stored, consumer, row0, origin.col);
-      } else {
-        // Part of a split tile: the partial goes to the workspace, published when the range ends
-        // (the stores drain meanwhile; nobody reads it earlier).
-        const int slot = s.slot(segment.unit, segment.k_begin);
-        store_partial(acc, partial(slot, consumer));
-        pending |= 1 << (slot - s.slot(segment.unit, 1));
-      }
-      if (segment.ends_range) {
-        // The range is done: publish, then share the fixup of the split tiles it began or ended in.
-        publish(segment.unit, pending);
-        long long first, last;
-        s.tiles_to_share(segment.unit, first, last);
-#pragma unroll 1
-        for (int i = 0; i < 2; ++i) {
-          const long long tile = i == 0 ? first : last;
-          if (tile >= 0) fix_up_share(segment.unit, tile, stored);
-        }
-      }
+      // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
+      // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
+      fixup.finish_segment(
+          segment, acc,
+          [&](const float(&sum)[128]) {
+            store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
+                                         origin.col);
+          },
+          [&](const float(&sum)[16], long long tile, int half, int chunk) {
+            const TileOrigin piece = tile_origin(tile);
+            store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
+                                  piece.col + chunk * L::c_chunk_cols);
+          });
     }
     // The block's shared memory must outlive the copy engine's reads of it.
     if (t == 0) bulk_store_wait_all();
@@ -685,13 +413,10 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
 // ---- Launch -----------------------------------------------------------------------------------------
 
-// Shapes TMA cannot describe go to this step's kernel instead.
-constexpr const char* unaligned_fallback = "08_mma_ldmatrix";
-
-// TMA needs A's and B's base and row stride 16-byte aligned (K and N multiples of 8), and so does
-// the TMA store of C (N a multiple of 8 makes its rows 32-byte aligned; its base must be 16-byte aligned).
+// TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and so does
+// the TMA store of C (ldc a multiple of 4 floats). Other problems go to 08's kernel.
 bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.k) && tma_describable(p.b, p.n) && reinterpret_cast<std::uintptr_t>(p.c) % 16 == 0;
+  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float));
 }
 
 template <class Variant>
@@ -729,147 +454,49 @@ int resident_clusters() {
   return count;
 }
 
-// Which tiles are split, and how: sk_tiles (the first, in grouped order), each in `split` parts of
-// its k-slices, or (split 0) with all their iterations dealt evenly over the units.
-struct Division {
-  long long sk_tiles;
-  int split;
-};
-
-// The decomposition rule (README.md derives and measures it). T tiles on G resident clusters,
-// T = w·G + r, k slices per tile. Data-parallel, the last wave keeps r clusters busy for k slices
-// while G − r idle. Cutting each of the r tiles into s = ⌊G / r⌋ equal k-parts gives r·s ≤ G units
-// of ⌈k / s⌉ slices: the last wave shrinks to ⌈k / s⌉ slices plus a fixup, which costs about
-// fixup_slices. So: r = 0, s < 2, or a saving k − ⌈k / s⌉ no larger than fixup_slices: every tile
-// whole. The parts are aligned (part p of every split tile covers the same slices), so that the units
-// running at the same moment read the same k-slices of A and B, as whole tiles do.
+// The schedule of a shape on `resident` clusters (schedule.cuh): cluster tiles of cluster_size block
+// tiles stacked vertically; a slot holds one 64 KiB partial per block of the cluster and consumer.
 template <class Variant>
-Division divide(long long tiles, int k_tiles, int clusters) {
-  const long long waves = tiles / clusters, remainder = tiles % clusters;
-  constexpr long long fixup = Variant::fixup_slices;
-  switch (Variant::decomposition) {
-    case Decomposition::data_parallel:
-      return {0, 0};
-    case Decomposition::stream_k:
-      return {tiles, 0};
-    case Decomposition::split_k:
-      return {tiles, std::min(Variant::split_k, k_tiles)};
-    case Decomposition::hybrid_even:
-      // The rule first tried: the r remaining tiles plus one full wave, their iterations evenly over
-      // the G units (each between one and two tiles' worth), when that saves k·(G − r)/G slices.
-      if (remainder == 0 || k_tiles * (clusters - remainder) <= fixup * clusters) return {0, 0};
-      return {waves >= 1 ? remainder + clusters : remainder, 0};
-    case Decomposition::hybrid:
-      break;
-  }
-  if (remainder == 0) return {0, 0};
-  const int parts = int(std::min<long long>(clusters / remainder, k_tiles));
-  if (parts < 2 || k_tiles - ceil_div(k_tiles, parts) <= fixup) return {0, 0};
-  return {remainder, parts};
-}
-
-// The schedule of a shape (without its workspace pointers and epoch), the clusters to launch and the
-// workspace it needs.
-struct Plan {
-  Schedule schedule;
-  int clusters;
-  std::size_t partial_bytes, flag_bytes;
-};
-
-template <class Variant>
-Plan plan_schedule(int m, int n, int k, int resident) {
+stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
   using L = Layout<Variant>;
-  Schedule s{};
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
-  s.tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
-  s.k_tiles = int(ceil_div(k, L::block_tile_k));
-  // The walk counts tiles and iterations in 32 bits (Walk). Beyond that, M·N·K ≥ 2^53: A, B and C
-  // of such a shape take at least 300 GB.
-  if (s.tiles * s.k_tiles + resident > 2147483647LL)
-    throw std::length_error("11_stream_k: more than 2^31 tile iterations");
-  const Division division = divide<Variant>(s.tiles, s.k_tiles, resident);
-  s.sk_tiles = division.sk_tiles;
-  const long long iterations = s.sk_tiles * s.k_tiles;
-  if (division.split > 0) {  // every part at least one slice (split ≤ k_tiles)
-    s.split = division.split;
-    if (s.sk_tiles * s.split > 2147483647LL / 2) throw std::length_error("too many tiles for split-K");
-    s.units = int(s.sk_tiles * s.split);
-    s.q = s.k_tiles / s.split;
-    s.rem = s.k_tiles % s.split;
-    s.slots_per_unit = 1;  // a part lies inside one tile
-  } else if (s.sk_tiles > 0) {
-    s.units = int(std::min<long long>(resident, iterations));  // every unit at least one iteration
-    s.q = iterations / s.units;
-    s.rem = int(iterations % s.units);
-    s.slots_per_unit = 2;
-  }
-  s.alone_units = Variant::fixup_alone_units;
-  Plan plan{};
-  plan.clusters = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
-  // A unit waits for the other parts of its tile, which may come in a later round of units: that
-  // cannot deadlock while at least `split` clusters run (README.md).
-  if (s.split > 0 && plan.clusters < s.split) throw std::runtime_error("fewer resident clusters than split-K parts");
-  const std::size_t partials = std::size_t(s.units) * s.slots_per_unit * L::cluster_size * L::consumers;
-  plan.partial_bytes = partials * L::partial_float4s * sizeof(float4);
-  plan.flag_bytes = partials * sizeof(unsigned);
-  plan.schedule = s;
-  return plan;
+  return stream_k::plan_schedule<Variant>(ceil_div(tiles_m, L::cluster_size) * tiles_n,
+                                          int(ceil_div(k, L::block_tile_k)), resident, L::cluster_size * L::consumers,
+                                          32 * warpgroup_threads * sizeof(float4));
 }
 
 // Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer), 256
 // KiB and 16 bytes per slot with clusters of 2. The step (aligned parts): one slot per unit, at most
 // one unit per resident cluster: at most 66 × 256 KiB = 16.5 MiB on a GPU of 132 SMs. Even
 // distribution (stream_k_only, hybrid_even): two slots per unit, 33 MiB. Split-K in s parts (a
-// variant): tiles · s slots, which grows with the shape.
+// variant): tiles · s slots, which grows with the shape. None where the strides send the problem to 08.
 template <class Variant>
-std::size_t workspace_bytes(Shape shape) {
-  if (shape.k % 8 != 0 || shape.n % 8 != 0) return 0;  // the fallback's shapes
-  const Plan plan = plan_schedule<Variant>(shape.m, shape.n, shape.k, resident_clusters<Variant>());
+std::size_t workspace_bytes(Shape shape, Strides strides) {
+  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0 || strides.ldc % 4 != 0) return 0;
+  const stream_k::Plan plan = plan_schedule<Variant>(shape.m, shape.n, shape.k, resident_clusters<Variant>());
   return plan.partial_bytes + plan.flag_bytes;
-}
-
-// Every launch stores a new epoch in the flags it sets, and waits for flags that hold it: what a
-// launch before it left in the workspace is never taken for this one's, and nothing is reset.
-unsigned next_epoch() {
-  static unsigned epoch = 0;
-  if (++epoch == 0) ++epoch;  // 0 is the zeroed workspace's value
-  return epoch;
 }
 
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Variant>;
-  if (!tma_path_possible(p)) {
-    const RegisteredStep* fallback = find_step(unaligned_fallback);  // linked in: add_worklog_step(... FALLBACK)
-    if (!fallback) throw std::logic_error(std::string(unaligned_fallback) + " is not linked into this program");
-    return fallback->fp16->launch(p, stream);
-  }
+  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
   constexpr auto kernel = stream_k_gemm<Variant>;
   arm_watchdog();
-  Plan plan = plan_schedule<Variant>(p.m, p.n, p.k, resident_clusters<Variant>());
-  Schedule& s = plan.schedule;
-  if (s.units > 0) {
-    const std::size_t needed = plan.partial_bytes + plan.flag_bytes;
-    if (!p.workspace || p.workspace_bytes < needed)
-      throw std::runtime_error("11_stream_k: this shape needs " + std::to_string(needed) + " bytes of workspace, the " +
-                               "launch has " + std::to_string(p.workspace ? p.workspace_bytes : 0) +
-                               " (Step::needs_workspace, GemmProblem::workspace)");
-    s.partials = static_cast<float4*>(p.workspace);
-    s.flags = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);
-    s.epoch = next_epoch();
-  }
+  stream_k::Plan plan = plan_schedule<Variant>(p.m, p.n, p.k, resident_clusters<Variant>());
+  stream_k::attach_workspace(plan, p, "11_stream_k");
   cudaLaunchAttribute cluster{};
   cudaLaunchConfig_t config = launch_configuration<Variant>(cluster, stream);
-  config.gridDim = dim3(unsigned(plan.clusters * L::cluster_size));
+  config.gridDim = dim3(unsigned(plan.workers * L::cluster_size));
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
+                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
+                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
-  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, wgmma_m,
+  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, s));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, plan.schedule));
   WORKLOG_CHECK_LAUNCH();
 }
 
@@ -901,6 +528,12 @@ struct NoCluster : Config {
 };
 
 }  // namespace
+
+// What later steps call (stream_k.hpp).
+void stream_k::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_config<Config>(p, stream); }
+std::size_t stream_k::workspace_bytes(Shape shape, Strides strides) {
+  return worklog::workspace_bytes<Config>(shape, strides);
+}
 
 // One fetch of A and B from global memory serves a cluster's 256 × 256 of C (two blocks sharing B).
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.

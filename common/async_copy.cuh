@@ -19,15 +19,15 @@
 
 namespace worklog::async_copy {
 
-// Starts a copy of 16 bytes from global `src` to shared `dst`, both 16-byte aligned. With `valid`
-// false the copy reads nothing and writes 16 zero bytes: that is the src-size operand, the number of
-// bytes read (16 or 0), the rest up to 16 being filled with zeros. `src` must be a valid global
-// address either way, so callers pass a clamped one for chunks outside the matrix.
+// Starts a copy of 16 bytes to shared `dst` of which the first `src_bytes` (0 … 16) come from global
+// `src`, both 16-byte aligned, and the rest are zeros: that is the src-size operand, the number of
+// bytes read. `src` must be a valid global address even when src_bytes is 0, so callers pass a
+// clamped one for chunks outside the matrix.
 // .cg caches in L2 only: tiles pass through shared memory, so L1 would hold them for nothing.
-__device__ __forceinline__ void copy_16_bytes_or_zeros(void* dst, const void* src, bool valid) {
+__device__ __forceinline__ void copy_16_bytes_zero_fill(void* dst, const void* src, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)),
-               "l"(__cvta_generic_to_global(src)), "r"(valid ? 16 : 0)
+               "l"(__cvta_generic_to_global(src)), "r"(src_bytes)
                : "memory");
 #else
   __trap();  // not reached: steps that use cp.async register min_compute_capability 80
@@ -55,34 +55,37 @@ __device__ __forceinline__ void wait_group() {
 #endif
 }
 
+// The 8 halves at `src` as one 16-byte value, each half e read only when first <= e < end and +0.0
+// otherwise: for chunks that cross the end of a row or of a matrix, where 16-byte reads are not allowed.
+__device__ __forceinline__ uint4 masked_8_halves(const __half* src, int first, int end) {
+  unsigned short h[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) h[e] = e >= first && e < end ? __half_as_ushort(src[e]) : 0;  // 0x0000 is +0.0
+  return make_uint4(h[0] | unsigned(h[1]) << 16, h[2] | unsigned(h[3]) << 16, h[4] | unsigned(h[5]) << 16,
+                    h[6] | unsigned(h[7]) << 16);
+}
+
 // Copies one 16-byte chunk of a tile, 8 halves starting at `src`, of which the first `valid` lie
 // inside the matrix (valid <= 0: none), into `dst` in shared memory, zeros for the rest.
-//   aligned: the matrix's rows start on 16-byte boundaries and their lengths are multiples of 8
-//     halves, so a chunk is wholly inside (valid >= 8) or wholly outside (valid <= 0): one cp.async,
-//     with zero fill outside, reading from `fallback` (any valid address) instead of past the edge.
+//   aligned: the matrix's rows start on 16-byte boundaries (base and leading dimension), so every
+//     chunk does: one cp.async that reads the valid halves alone (the rest of a row's last chunk, past
+//     its end, is zero-filled, never read), from `fallback` (any valid address) when none is valid.
 //   otherwise: 16-byte reads are not allowed, so the thread reads the halves one by one, each only
 //     if it is inside, and stores the 16 bytes itself: correct for any shape, but synchronous.
 template <bool aligned>
 __device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
   if constexpr (aligned) {
-    copy_16_bytes_or_zeros(dst, valid > 0 ? src : fallback, valid > 0);
+    copy_16_bytes_zero_fill(dst, valid > 0 ? src : fallback, valid >= 8 ? 16 : valid > 0 ? 2 * valid : 0);
   } else {
-    unsigned short h[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) h[e] = e < valid ? __half_as_ushort(src[e]) : 0;  // 0x0000 is +0.0
-    uint4 packed;
-    packed.x = h[0] | unsigned(h[1]) << 16;
-    packed.y = h[2] | unsigned(h[3]) << 16;
-    packed.z = h[4] | unsigned(h[5]) << 16;
-    packed.w = h[6] | unsigned(h[7]) << 16;
-    *reinterpret_cast<uint4*>(dst) = packed;
+    *reinterpret_cast<uint4*>(dst) = masked_8_halves(src, 0, valid);
   }
 }
 
-// True when every row of A (K halves long) and of B (N halves) starts on a 16-byte boundary, so that
-// the tiles can move by cp.async: K and N multiples of 8, and both matrices 16-byte aligned.
-inline bool rows_16_byte_aligned(long long k, long long n, const void* a, const void* b) {
-  return k % 8 == 0 && n % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
+// True when every row of A (leading dimension lda halves) and of B (ldb) starts on a 16-byte
+// boundary, so that the tiles can move by cp.async: lda and ldb multiples of 8, and both matrices
+// 16-byte aligned. (K and N themselves may be anything: a row's last chunk reads its valid halves.)
+inline bool rows_16_byte_aligned(long long lda, long long ldb, const void* a, const void* b) {
+  return lda % 8 == 0 && ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
          reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
 }
 

@@ -62,6 +62,15 @@ double parse_ms(const std::string& flag, const std::string& text) {
 
 }  // namespace
 
+void check_strides(Shape shape, Strides strides, const std::string& where) {
+  if (const char* problem = strides_problem(shape, strides)) {
+    const Strides r = resolve_strides(shape, strides);
+    fail(where + problem + " (lda " + std::to_string(r.lda) + ", ldb " + std::to_string(r.ldb) + ", ldc " +
+         std::to_string(r.ldc) + " for " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+         std::to_string(shape.k) + ")");
+  }
+}
+
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
   using Setter = std::function<void(const std::string& flag, const std::string& value)>;
@@ -82,6 +91,9 @@ Options parse_options(const std::vector<std::string>& args) {
          o.shape.k = parse_int(f, v, 1);
          shape_given = true;
        }},
+      {"--lda", [&](auto& f, auto& v) { o.strides.lda = parse_int(f, v, 1); }},
+      {"--ldb", [&](auto& f, auto& v) { o.strides.ldb = parse_int(f, v, 1); }},
+      {"--ldc", [&](auto& f, auto& v) { o.strides.ldc = parse_int(f, v, 1); }},
       {"--alpha", [&](auto& f, auto& v) { o.alpha = parse_float(f, v); }},
       {"--beta", [&](auto& f, auto& v) { o.beta = parse_float(f, v); }},
       {"--warmup", [&](auto& f, auto& v) { o.warmup = parse_int(f, v, 0); }},
@@ -154,6 +166,8 @@ Options parse_options(const std::vector<std::string>& args) {
   // NaN times a non-zero beta is NaN everywhere, in cuBLAS's result too: nothing left to check.
   if (o.initial_c == InitialC::nan && o.beta != 0.0f) fail("--initial-c nan needs --beta 0");
   if (!o.shapes_path.empty() && shape_given) fail("--shapes cannot be combined with --m, --n or --k");
+  // With --shapes, each shape of the file is checked against the strides when the file is read.
+  if (o.shapes_path.empty()) check_strides(o.shape, o.strides, "");
   if (o.profile != ProfileTarget::none) {
     if (!o.shapes_path.empty()) fail("--profile cannot be combined with --shapes (a profile run launches one shape)");
     // A profile run launches once and measures nothing itself: a CSV row would have no numbers.
@@ -169,6 +183,10 @@ std::string usage_text(const std::string& program) {
 Runs C = alpha*A*B + beta*C (row-major A: MxK, B: KxN, C: MxN) with this step's kernel and with
 cuBLAS on the same random inputs, checks the result, and times both.
   --m M, --n N, --k K   matrix sizes, each 1..2147483647 (default 4096)
+  --lda L, --ldb L, --ldc L
+                        leading dimensions of A, B and C in elements (default packed: K, N, N;
+                        at least that): the matrices are allocated with them, the gaps between
+                        rows hold NaN (A, B) or values that must stay untouched (C)
   --alpha A, --beta B   scalars (default 1 and 0; beta 0 means C is not read)
   --warmup W            untimed runs before timing (default 5)
   --iters I             timed runs; the median is reported (default 20, at least 1)

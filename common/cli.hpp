@@ -21,6 +21,7 @@ enum class ProfileTarget { none, step, cublas };
 
 struct Options {
   Shape shape{4096, 4096, 4096};
+  Strides strides;  // --lda, --ldb, --ldc; 0: packed (K, N, N)
   float alpha = 1.0f;
   float beta = 0.0f;
   InitialC initial_c = InitialC::random;
@@ -52,6 +53,9 @@ struct UsageError {
 Options parse_options(const std::vector<std::string>& args);
 
 std::string usage_text(const std::string& program);
+
+// Throws UsageError, "<where>--lda must be at least K (…)", when the strides do not fit the shape.
+void check_strides(Shape shape, Strides strides, const std::string& where);
 
 // The shapes of a --shapes file: one MxNxK a line (e.g. 4096x4096x4097); blank lines and text after
 // '#' are ignored. `name` names the file in the messages. Throws UsageError, "<name>:<line>: …",

@@ -30,8 +30,9 @@ template <class Input>
 void cublas_gemm(cublasHandle_t handle, const GemmProblem<Input>& p) {
   // cuBLAS is column-major. A row-major M×N matrix is the column-major N×M matrix of its
   // transpose, so C = A·B row-major is Cᵀ = Bᵀ·Aᵀ column-major: swap the operands and M with N.
-  CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &p.alpha, p.b, cuda_type<Input>(), p.n,
-                            p.a, cuda_type<Input>(), p.k, &p.beta, p.c, CUDA_R_32F, p.n, CUBLAS_COMPUTE_32F,
+  // A row-major leading dimension is the column-major one of the transpose: the same numbers.
+  CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &p.alpha, p.b, cuda_type<Input>(), p.ldb,
+                            p.a, cuda_type<Input>(), p.lda, &p.beta, p.c, CUDA_R_32F, p.ldc, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT));
 }
 

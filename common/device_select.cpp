@@ -38,12 +38,12 @@ cudaDeviceProp select_device(int index) {
   return prop;
 }
 
-void require_device_memory(Shape shape, int input_bytes, bool check) {
+void require_device_memory(Shape shape, int input_bytes, bool check, Strides strides) {
   // Headroom for cuBLAS's workspace and the context's own allocations.
   constexpr std::uint64_t headroom = 256ull << 20;
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const auto needed = device_bytes_needed(shape, input_bytes, check);
+  const auto needed = device_bytes_needed(shape, input_bytes, check, strides);
   const std::string size = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
   if (!needed || *needed > free_bytes || free_bytes - *needed < headroom)
     throw Failure{exit_does_not_fit, size + " needs " + (needed ? std::to_string(*needed) : std::string("over 2^64")) +

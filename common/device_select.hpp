@@ -23,7 +23,8 @@ cudaDeviceProp select_device(int index);
 // or nothing when it may run.
 template <class Input>
 std::optional<Failure> unsupported_gpu(const Step<Input>& step, const cudaDeviceProp& prop);
-// Refuses (Failure, exit_does_not_fit) a problem whose buffers do not fit in free device memory.
-void require_device_memory(Shape shape, int input_bytes, bool check);
+// Refuses (Failure, exit_does_not_fit) a problem whose buffers (with these leading dimensions) do not
+// fit in free device memory.
+void require_device_memory(Shape shape, int input_bytes, bool check, Strides strides = {});
 
 }  // namespace worklog

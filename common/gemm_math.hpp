@@ -21,6 +21,35 @@ struct Shape {
   int m = 0, n = 0, k = 0;
 };
 
+// Leading dimensions of row-major A (M×K), B (K×N) and C (M×N), in elements: row r of A starts
+// r·lda elements after row 0, and so on. lda ≥ K, ldb ≥ N, ldc ≥ N; the elements between the end of a
+// row and the start of the next (the gap) are not part of the matrix: never read as data, never
+// written. 0 stands for packed (K, N, N), the default.
+struct Strides {
+  int lda = 0, ldb = 0, ldc = 0;
+};
+
+// The strides with every 0 replaced by its packed value.
+constexpr Strides resolve_strides(Shape s, Strides t) {
+  return {t.lda ? t.lda : s.k, t.ldb ? t.ldb : s.n, t.ldc ? t.ldc : s.n};
+}
+
+// What is wrong with the strides for this shape (a leading dimension below its row length), or
+// nothing. The message names the option that sets it.
+inline const char* strides_problem(Shape s, Strides t) {
+  const Strides r = resolve_strides(s, t);
+  if (r.lda < s.k) return "--lda must be at least K";
+  if (r.ldb < s.n) return "--ldb must be at least N";
+  if (r.ldc < s.n) return "--ldc must be at least N";
+  return nullptr;
+}
+
+// Elements of a rows × cols matrix with leading dimension ld: every row but the last takes ld, the
+// last only cols (what a BLAS may touch; the harness allocates exactly this).
+WORKLOG_HOST_DEVICE constexpr std::uint64_t strided_elements(std::uint64_t rows, std::uint64_t cols, std::uint64_t ld) {
+  return rows == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
 // Overflow-safe ceil(a / b) for a >= 0, b > 0: (a + b - 1) / b overflows when a is near INT_MAX.
 WORKLOG_HOST_DEVICE constexpr long long ceil_div(long long a, long long b) { return a / b + (a % b != 0 ? 1 : 0); }
 
@@ -68,21 +97,28 @@ inline std::optional<std::uint64_t> checked_add(std::uint64_t x, std::uint64_t y
   return r;
 }
 
-// Device bytes a run allocates: A and B in the input type; C as the step's output and its initial
-// value (kept so every run starts from the same C); with the check on, cuBLAS's C and the bound
-// matrix |alpha|·|A|·|B| (below), plus |A| and |B| while that bound is computed. Nothing when the count
-// does not fit in 64 bits.
-inline std::optional<std::uint64_t> device_bytes_needed(Shape s, int input_bytes, bool check) {
-  const auto mk = checked_mul(std::uint64_t(s.m), std::uint64_t(s.k));
-  const auto kn = checked_mul(std::uint64_t(s.k), std::uint64_t(s.n));
+// rows × ld elements, an upper bound of strided_elements() that cannot overflow unnoticed.
+inline std::optional<std::uint64_t> checked_strided(int rows, int ld) {
+  return checked_mul(std::uint64_t(rows), std::uint64_t(ld));
+}
+
+// Device bytes a run allocates: A and B in the input type, with their leading dimensions; C as the
+// step's output and its initial value (kept so every run starts from the same C), with ldc; with the
+// check on, cuBLAS's C (ldc) and the bound matrix |alpha|·|A|·|B| (M × N, below), plus |A| and |B|
+// while that bound is computed. Nothing when the count does not fit in 64 bits.
+inline std::optional<std::uint64_t> device_bytes_needed(Shape s, int input_bytes, bool check, Strides t = {}) {
+  const Strides r = resolve_strides(s, t);
+  const auto a = checked_strided(s.m, r.lda), b = checked_strided(s.k, r.ldb), c = checked_strided(s.m, r.ldc);
   const auto mn = checked_mul(std::uint64_t(s.m), std::uint64_t(s.n));
-  if (!mk || !kn || !mn) return std::nullopt;
-  const auto inputs = checked_add(*mk, *kn);
+  if (!a || !b || !c || !mn) return std::nullopt;
+  const auto inputs = checked_add(*a, *b);
   if (!inputs) return std::nullopt;
   const auto input_bytes_total = checked_mul(*inputs, std::uint64_t(input_bytes) * (check ? 2 : 1));
-  const auto c_bytes_total = checked_mul(*mn, 4ull * (check ? 4 : 2));
-  if (!input_bytes_total || !c_bytes_total) return std::nullopt;
-  return checked_add(*input_bytes_total, *c_bytes_total);
+  const auto c_bytes_total = checked_mul(*c, 4ull * (check ? 3 : 2));
+  const auto bound_bytes = checked_mul(*mn, check ? 4ull : 0ull);
+  if (!input_bytes_total || !c_bytes_total || !bound_bytes) return std::nullopt;
+  const auto total = checked_add(*input_bytes_total, *c_bytes_total);
+  return total ? checked_add(*total, *bound_bytes) : std::nullopt;
 }
 
 // ---- The error bound ----------------------------------------------------------------------------

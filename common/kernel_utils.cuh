@@ -80,6 +80,30 @@ void allow_dynamic_shared_memory(int bytes) {
   (void)done;
 }
 
+// The current device's number of SMs.
+inline int multiprocessor_count() {
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), __FILE__, __LINE__);
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), __FILE__, __LINE__);
+  return sms;
+}
+
+// How many blocks of `kernel` (`threads` each, `shared_bytes` of dynamic shared memory) the current
+// device holds at once, read once per kernel and process: the grid of a kernel whose blocks wait for
+// each other may not exceed it. Throws when not even one fits.
+template <auto kernel>
+int resident_blocks(int threads, int shared_bytes) {
+  static const int count = [&] {
+    allow_dynamic_shared_memory<kernel>(shared_bytes);
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes), __FILE__,
+               __LINE__);
+    if (per_sm < 1) throw std::runtime_error("no block of this kernel fits on an SM");
+    return per_sm * multiprocessor_count();
+  }();
+  return count;
+}
+
 // Every launch is followed by this, so that a bad configuration is reported where it happened.
 #define WORKLOG_CHECK_LAUNCH() ::worklog::check_cuda(cudaGetLastError(), __FILE__, __LINE__)
 

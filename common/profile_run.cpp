@@ -15,7 +15,8 @@ namespace worklog {
 
 template <class Input>
 int profile_once(const Step<Input>& step, const Options& o) {
-  GemmData<Input> data(o.shape, o.seed, o.initial_c, /*with_reference=*/false, step.workspace_bytes(o.shape));
+  GemmData<Input> data(o.shape, o.seed, o.initial_c, /*with_reference=*/false, step.workspace_bytes(o.shape, o.strides),
+                       o.strides);
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
   std::optional<CublasHandle> cublas;
   std::function<void()> run = [&] { step.launch(problem, 0); };

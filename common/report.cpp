@@ -105,8 +105,10 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
 
 void print_result(const char* step, const char* precision, const Options& o, const Measurement& r, bool header) {
   const double flops = gemm_flops(o.shape);
-  const std::string size =
-      std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
+  std::string size = std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" + std::to_string(o.shape.k);
+  const Strides packed = resolve_strides(o.shape, {}), given = resolve_strides(o.shape, o.strides);
+  if (given.lda != packed.lda || given.ldb != packed.ldb || given.ldc != packed.ldc)  // the strides, when not packed
+    size += " ld " + std::to_string(given.lda) + "," + std::to_string(given.ldb) + "," + std::to_string(given.ldc);
   if (header)
     std::printf("%-22s %-9s %-17s %10s %9s %10s %9s %11s %9s %s\n", "step", "precision", "MxNxK", "median_ms",
                 "TFLOP/s", "cuBLAS_ms", "%cuBLAS", "max_abs_err", "err/tol", "check");

@@ -38,7 +38,7 @@ int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& 
 template <class Input>
 int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header) {
   const RunInfo info = describe_run(prop);
-  GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape));
+  GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape, o.strides), o.strides);
   std::optional<CublasHandle> cublas;
   if (o.cublas) cublas.emplace();
   Measurement r{};
@@ -73,11 +73,15 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   if (!o.csv_path.empty())
     append_csv(o.csv_path, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
-    std::fprintf(stderr,
-                 "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
-                 "expected %.8g, obtained %.8g\n",
-                 step.name.c_str(), (unsigned long long)r.check.bad_count, r.check.first_bad_row, r.check.first_bad_col,
-                 r.check.expected, r.check.obtained);
+    if (r.check.bad_count > 0)
+      std::fprintf(stderr,
+                   "%s: error: check failed: %llu element(s) outside the error bound; first at (row %lld, col %lld): "
+                   "expected %.8g, obtained %.8g\n",
+                   step.name.c_str(), (unsigned long long)r.check.bad_count, r.check.first_bad_row,
+                   r.check.first_bad_col, r.check.expected, r.check.obtained);
+    if (r.check.gap_written > 0)
+      std::fprintf(stderr, "%s: error: check failed: %llu element(s) of C's gaps (columns N to ldc - 1) were written\n",
+                   step.name.c_str(), (unsigned long long)r.check.gap_written);
     return exit_check_failed;
   }
   return exit_ok;
@@ -94,7 +98,7 @@ int measure_shapes(const Step<Input>& step, const Options& o, const cudaDevicePr
     Options one = o;
     one.shape = shapes[i];
     try {
-      require_device_memory(one.shape, sizeof(Input), one.check);
+      require_device_memory(one.shape, sizeof(Input), one.check, one.strides);
     } catch (const Failure& f) {
       if (f.exit_code != exit_does_not_fit) throw;
       std::fprintf(stderr, "%s: error: %s; skipping this shape\n", step.name.c_str(), f.message.c_str());
@@ -121,6 +125,7 @@ int run_step(const Options& o, const Step<Input>& step) {
   std::vector<Shape> shapes;  // --shapes: the shapes of the file, read before any GPU work
   try {
     if (!o.shapes_path.empty()) shapes = read_shape_file(o.shapes_path);
+    for (const Shape& shape : shapes) check_strides(shape, o.strides, o.shapes_path + ": ");
   } catch (const UsageError& e) {
     return error(exit_bad_argument, e.message);
   }
@@ -130,7 +135,7 @@ int run_step(const Options& o, const Step<Input>& step) {
     const cudaDeviceProp prop = select_device(o.device);
     if (const auto refusal = unsupported_gpu(step, prop)) throw *refusal;
     if (o.profile != ProfileTarget::none) {
-      require_device_memory(o.shape, sizeof(Input), o.check);
+      require_device_memory(o.shape, sizeof(Input), o.check, o.strides);
       code = profile_once(step, o);
     } else {
       const RunInfo info = describe_run(prop);
@@ -139,7 +144,7 @@ int run_step(const Options& o, const Step<Input>& step) {
       if (!shapes.empty()) {
         code = measure_shapes(step, o, prop, shapes);
       } else {
-        require_device_memory(o.shape, sizeof(Input), o.check);
+        require_device_memory(o.shape, sizeof(Input), o.check, o.strides);
         code = measure(step, o, prop, true);
       }
     }

@@ -10,7 +10,8 @@
 //                               .variant("stages2", "2 pipeline stages", launch_stages2))
 // A step that needs scratch memory in device memory (11's partial tiles and flags) says how much
 // for a shape with .needs_workspace(bytes_for_shape); the harness allocates it once per shape,
-// zeroed, outside the timed region, and hands it to every launch in GemmProblem::workspace.
+// zeroed, outside the timed region, and hands it to every launch in GemmProblem::workspace. A launch
+// may leave anything there: the next one, on other operands, must not depend on it.
 // and nothing else in the repository names it but its line in the top CMakeLists.txt: the step's
 // executable, the GPU tests and the worklog driver all find it through the registry below.
 #pragma once
@@ -28,26 +29,49 @@
 
 namespace worklog {
 
-// C = alpha·A·B + beta·C with row-major, densely packed A (M×K), B (K×N) and C (M×N): the leading
-// dimensions are K, N and N. With beta == 0, C is not read (BLAS semantics).
+// C = alpha·A·B + beta·C with row-major A (M×K), B (K×N) and C (M×N), each with its leading
+// dimension in elements (lda ≥ K, ldb ≥ N, ldc ≥ N; gemm_math.hpp: Strides): element (r, c) of A
+// is a[r·lda + c]. Only the M×N elements of C are written; with beta == 0, C is not read (BLAS
+// semantics). make_problem() fills in a packed problem.
 template <class Input>
 struct GemmProblem {
   int m, n, k;
   float alpha, beta;
   const Input* a;
+  int lda;
   const Input* b;
+  int ldb;
   float* c;
+  int ldc;
   // The step's scratch memory (Step::needs_workspace): workspace_bytes of device memory, zeroed when
-  // allocated and then the step's own from launch to launch; none for the other steps.
+  // allocated; what a launch leaves there must not matter to the next (the back-to-back tests).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
 
+// A problem on these operands, packed where `strides` says 0 (the default: all packed).
+template <class Input>
+GemmProblem<Input> make_problem(Shape s, float alpha, float beta, const Input* a, const Input* b, float* c,
+                                Strides strides = {}) {
+  const Strides r = resolve_strides(s, strides);
+  return {s.m, s.n, s.k, alpha, beta, a, r.lda, b, r.ldb, c, r.ldc};
+}
+
+// The shape and strides of a problem: what a step's workspace may depend on.
+template <class Input>
+Shape shape_of(const GemmProblem<Input>& p) {
+  return {p.m, p.n, p.k};
+}
+template <class Input>
+Strides strides_of(const GemmProblem<Input>& p) {
+  return {p.lda, p.ldb, p.ldc};
+}
+
 template <class Input>
 using Launcher = void (*)(const GemmProblem<Input>& problem, cudaStream_t stream);
 
-// Bytes of workspace a step needs for a shape (on the current device).
-using WorkspaceSize = std::size_t (*)(Shape shape);
+// Bytes of workspace a step needs for a shape with these leading dimensions (on the current device).
+using WorkspaceSize = std::size_t (*)(Shape shape, Strides strides);
 
 // A step, or one of its variants (the same kernel with one knob changed or one technique left out,
 // so that the README can measure each technique: `--variant NAME` runs one, the step's GPU tests
@@ -110,8 +134,10 @@ struct Step {
     self.variants.back().workspace = bytes_for_shape;
     return self;
   }
-  // Bytes of workspace for `shape` (0 when the step needs none).
-  std::size_t workspace_bytes(Shape shape) const { return workspace ? workspace(shape) : 0; }
+  // Bytes of workspace for `shape` with `strides` (0 when the step needs none).
+  std::size_t workspace_bytes(Shape shape, Strides strides = {}) const {
+    return workspace ? workspace(shape, resolve_strides(shape, strides)) : 0;
+  }
   // "k64", the part of a variant's name after the step's.
   std::string variant_name() const { return name.substr(name.find('/') + 1); }
 };

@@ -18,17 +18,20 @@
 
 namespace worklog {
 
-// Whether TMA can describe a row-major matrix at `base` with `row_elements` 2-byte elements per row:
-// the base must be 16-byte aligned and so must every row stride (row_elements a multiple of 8).
-inline bool tma_describable(const void* base, long long row_elements) {
-  return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && row_elements % 8 == 0;
+// Whether TMA can describe a row-major matrix at `base` whose rows start `row_stride` elements of
+// `element_bytes` apart: the base must be 16-byte aligned and so must the row stride in bytes. The
+// row's length does not matter: what lies past it reads as zeros.
+inline bool tma_describable(const void* base, long long row_stride, int element_bytes = 2) {
+  return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && row_stride * element_bytes % 16 == 0;
 }
 
-// The tensor map of a rows × cols row-major matrix of `element` type (FP16 or FP32), copied in boxes of
-// box_rows × box_cols, in shared memory with the given swizzle. Elements outside the matrix read as
-// zero and are not written.
+// The tensor map of a rows × cols row-major matrix of `element` type (FP16 or FP32) whose rows start
+// row_stride elements apart (its leading dimension), copied in boxes of box_rows × box_cols, in
+// shared memory with the given swizzle. Elements outside the rows × cols read as zero and are not
+// written: the gap between rows is never touched.
 inline CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType element, int element_bytes, long long rows,
-                                      long long cols, int box_rows, int box_cols, CUtensorMapSwizzle swizzle) {
+                                      long long cols, long long row_stride, int box_rows, int box_cols,
+                                      CUtensorMapSwizzle swizzle) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* function = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -39,8 +42,8 @@ inline CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType elem
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
   }();
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};   // innermost (contiguous) dimension first
-  const cuuint64_t strides[1] = {cuuint64_t(cols) * element_bytes};  // bytes from one row to the next
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};         // innermost (contiguous) dimension first
+  const cuuint64_t strides[1] = {cuuint64_t(row_stride) * element_bytes};  // bytes from one row to the next
   const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult status = encode(&map, element, 2, const_cast<void*>(base), dims, strides, box, element_strides,

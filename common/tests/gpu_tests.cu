@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -21,10 +23,20 @@ struct Case {
   Shape shape;
   float alpha, beta;
   InitialC initial_c;
+  Strides strides = {};  // packed unless given
 };
 
+bool packed(Shape s, Strides t) {
+  const Strides r = resolve_strides(s, t), p = resolve_strides(s, {});
+  return r.lda == p.lda && r.ldb == p.ldb && r.ldc == p.ldc;
+}
+
 std::string describe(const Case& c) {
+  const Strides r = resolve_strides(c.shape, c.strides);
   return std::to_string(c.shape.m) + "x" + std::to_string(c.shape.n) + "x" + std::to_string(c.shape.k) +
+         (packed(c.shape, c.strides)
+              ? ""
+              : " lda=" + std::to_string(r.lda) + " ldb=" + std::to_string(r.ldb) + " ldc=" + std::to_string(r.ldc)) +
          " alpha=" + std::to_string(c.alpha) + " beta=" + std::to_string(c.beta) +
          (c.initial_c == InitialC::nan ? " (C filled with NaN)" : "");
 }
@@ -80,21 +92,46 @@ std::vector<Case> test_cases() {
       {517, 263, 4100},   // N ≡ 7, K ≡ 4 above the direct-C limit: 11 into a padded C, copied out
       {1, 4097, 33},      // one row, N ≡ 1: in place
   };
+  // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
+  // strides that keep 16-byte rows (the fast paths, now with rows whose length is no multiple of 8:
+  // the last chunk of a row read in part, odd N in the epilogues) and strides that do not (the
+  // correct paths: 08's element-wise copies, 13's copies and in-place kernel, C staged or direct).
+  const std::vector<std::pair<Shape, Strides>> strided = {
+      {{127, 129, 67}, {69, 131, 130}},         // unaligned strides, partial tiles everywhere
+      {{127, 129, 67}, {72, 136, 132}},         // aligned strides, K and N odd
+      {{136, 264, 200}, {201, 265, 267}},       // aligned shape, unaligned strides: every fast path refused
+      {{130, 136, 257}, {264, 144, 140}},       // K ≡ 1 (mod 8) with aligned strides: cp.async and TMA take it
+      {{4097, 3, 65}, {72, 8, 8}},              // N = 3 on the TMA path: the last column alone
+      {{200, 137, 264}, {264, 144, 144}},       // odd N, aligned strides: the staged epilogue's last column
+      {{256, 256, 8200}, {8208, 264, 260}},     // one tile split over every unit, strided
+      {{16, 1032, 4104}, {4112, 1037, 1035}},   // few rows, B's rows unaligned by stride: 13 reads in place
+      {{129, 1028, 2052}, {2056, 1032, 1030}},  // C's rows unaligned by stride: the swap kernel writes C
+      {{517, 263, 4100}, {4104, 264, 266}},     // C unaligned above the direct-C limit: staged C
+      {{1, 4099, 33}, {41, 4105, 4103}},        // one row, B unaligned: in place
+      {{300, 280, 17}, {19, 283, 284}},         // K ≡ 1, everything unaligned: A and B padded for 11
+  };
   std::vector<Case> cases;
-  for (const Shape& s : shapes) {
-    cases.push_back({s, 1.0f, 0.0f, InitialC::random});
-    cases.push_back({s, 0.75f, -0.5f, InitialC::random});
-    cases.push_back({s, -1.25f, 0.0f, InitialC::nan});
-  }
+  auto add = [&](Shape s, Strides t) {
+    cases.push_back({s, 1.0f, 0.0f, InitialC::random, t});
+    cases.push_back({s, 0.75f, -0.5f, InitialC::random, t});
+    cases.push_back({s, -1.25f, 0.0f, InitialC::nan, t});
+  };
+  for (const Shape& s : shapes) add(s, {});
+  for (const auto& one : strided) add(one.first, one.second);
   return cases;
 }
 
-// The cases, one per line: "m n k alpha beta random|nan" (the initial C). lab/lab.py reads this
-// list to grade a step case by case through its executable, so the two never drift apart.
+// The cases, one per line: "m n k alpha beta random|nan" (the initial C), then "lda ldb ldc" when the
+// operands are not packed. lab/lab.py reads this list to grade a step case by case through its
+// executable, so the two never drift apart.
 void print_cases() {
-  for (const Case& c : test_cases())
-    std::printf("%d %d %d %.9g %.9g %s\n", c.shape.m, c.shape.n, c.shape.k, c.alpha, c.beta,
+  for (const Case& c : test_cases()) {
+    std::printf("%d %d %d %.9g %.9g %s", c.shape.m, c.shape.n, c.shape.k, c.alpha, c.beta,
                 c.initial_c == InitialC::nan ? "nan" : "random");
+    const Strides r = resolve_strides(c.shape, c.strides);
+    if (!packed(c.shape, c.strides)) std::printf(" %d %d %d", r.lda, r.ldb, r.ldc);
+    std::printf("\n");
+  }
 }
 
 // Small enough for the CPU reference to be quick.
@@ -128,13 +165,15 @@ void check_step(const Step<Input>& step) {
   for (const Case& c : test_cases()) {
     CAPTURE(describe(c));
     // Fresh random inputs for every case, and the step's workspace for the shape (if any).
-    GemmData<Input> data(c.shape, seed++, c.initial_c, true, step.workspace_bytes(c.shape));
+    GemmData<Input> data(c.shape, seed++, c.initial_c, true, step.workspace_bytes(c.shape, c.strides), c.strides);
     data.compute_reference(cublas.get(), c.alpha, c.beta);
     step.launch(data.problem(c.alpha, c.beta), 0);
     CUDA_CHECK(cudaDeviceSynchronize());
     const CheckResult r = data.check(c.alpha, c.beta);
-    CHECK_MESSAGE(r.pass, r.bad_count << " element(s) off cuBLAS; first at (" << r.first_bad_row << ", "
-                                      << r.first_bad_col << "): expected " << r.expected << ", got " << r.obtained);
+    CHECK_MESSAGE(r.bad_count == 0, r.bad_count << " element(s) off cuBLAS; first at (" << r.first_bad_row << ", "
+                                                << r.first_bad_col << "): expected " << r.expected << ", got "
+                                                << r.obtained);
+    CHECK_MESSAGE(r.gap_written == 0, r.gap_written << " element(s) of C's gaps (columns N to ldc - 1) written");
     CHECK(std::isfinite(r.max_abs_err));
     if (small(c.shape)) check_against_cpu(data, c);
   }
@@ -199,7 +238,7 @@ void check_offset_operands(const Step<Input>& step) {
     GemmData<Input> data(s, 9, InitialC::random, true, step.workspace_bytes(s));
     data.compute_reference(cublas.get(), 1.0f, 0.5f);
     GemmProblem<Input> p = data.problem(1.0f, 0.5f);
-    const std::size_t a_count = std::size_t(s.m) * s.k, b_count = std::size_t(s.k) * s.n;
+    const std::size_t a_count = strided_elements(s.m, s.k, p.lda), b_count = strided_elements(s.k, s.n, p.ldb);
     DeviceBuffer<Input> a(a_count + 1), b(b_count + 1);
     CUDA_CHECK(cudaMemcpy(a.data() + 1, p.a, a_count * sizeof(Input), cudaMemcpyDeviceToDevice));
     CUDA_CHECK(cudaMemcpy(b.data() + 1, p.b, b_count * sizeof(Input), cudaMemcpyDeviceToDevice));
@@ -210,6 +249,71 @@ void check_offset_operands(const Step<Input>& step) {
     const CheckResult r = data.check(1.0f, 0.5f);
     CHECK_MESSAGE(r.pass, r.bad_count << " element(s) off cuBLAS; first at (" << r.first_bad_row << ", "
                                       << r.first_bad_col << "): expected " << r.expected << ", got " << r.obtained);
+  }
+}
+
+// Two launches in a row on one workspace: operands X, then operands Y of the same shape with another
+// alpha and beta. What the first leaves in the workspace (partials, flags, counters, padded copies)
+// must not reach the second: Y's C must be the bits of Y launched alone on a fresh (zeroed) workspace,
+// and, unless without_reference (the sanitizer runs, which leave cuBLAS out), within the bound of
+// cuBLAS's. The shapes take each path that leaves state behind: 11's parts and its fixups (shared,
+// by one unit), 12's split K, 13's padded copies, its staged C and its in-place parts, strided too;
+// a step without a workspace runs the protocol on one shape.
+bool without_reference = false;
+
+template <class Input>
+void check_back_to_back(const Step<Input>& step) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (const auto refusal = unsupported_gpu(step, prop)) {
+    MESSAGE("not run: " << refusal->message);
+    return;
+  }
+  const std::vector<std::pair<Shape, Strides>> stateful = {
+      {{256, 256, 8200}, {}},                  // one tile over every unit: the shared fixup (11)
+      {{1536, 1280, 2176}, {}},                // tiles in 2 parts: the fixup by one unit (11)
+      {{16, 1024, 8200}, {}},                  // few rows, K split over every SM (12)
+      {{16, 1025, 8199}, {}},                  // B unaligned: the in-place kernel's parts in k (13)
+      {{129, 1028, 2052}, {}},                 // A and B padded for the swap kernel (13)
+      {{517, 263, 4100}, {}},                  // C staged through a padded copy (13)
+      {{192, 264, 2056}, {2064, 267, 268}},    // strided: 11's parts on 08's path, 13's copies
+      {{16, 1032, 4104}, {4112, 1037, 1035}},  // strided few rows: in place (13), 08 (12)
+  };
+  std::vector<std::pair<Shape, Strides>> shapes;
+  for (const auto& shape : stateful)
+    if (step.workspace_bytes(shape.first, shape.second) > 0) shapes.push_back(shape);
+  if (shapes.empty()) shapes.push_back({{67, 136, 264}, {}});
+  std::optional<CublasHandle> cublas;
+  if (!without_reference) cublas.emplace();
+  for (const auto& one : shapes) {
+    const Shape shape = one.first;
+    const Strides strides = one.second;
+    CAPTURE(describe({shape, 0.75f, -0.5f, InitialC::random, strides}));
+    const std::size_t workspace = step.workspace_bytes(shape, strides);
+    // Y alone, on a fresh workspace: the bits to expect.
+    GemmData<Input> alone(shape, 41, InitialC::random, false, workspace, strides);
+    step.launch(alone.problem(0.75f, -0.5f), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> expected = alone.host_output();
+    // X, then Y, on Y's workspace.
+    GemmData<Input> x(shape, 17, InitialC::random, false, 0, strides);
+    GemmData<Input> y(shape, 41, InitialC::random, !without_reference, workspace, strides);
+    if (cublas) y.compute_reference(cublas->get(), 0.75f, -0.5f);
+    const GemmProblem<Input> py = y.problem(0.75f, -0.5f);
+    GemmProblem<Input> px = x.problem(1.5f, 0.25f);
+    px.workspace = py.workspace;
+    px.workspace_bytes = py.workspace_bytes;
+    step.launch(px, 0);
+    step.launch(py, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> got = y.host_output();
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;
+    CHECK_MESSAGE(differ == 0, differ << " element(s) of Y after X differ in their bits from Y alone");
+    if (cublas) {
+      const CheckResult r = y.check(0.75f, -0.5f);
+      CHECK_MESSAGE(r.pass, r.bad_count << " element(s) off cuBLAS, " << r.gap_written << " gap element(s) written");
+    }
   }
 }
 
@@ -243,6 +347,10 @@ TEST_CASE("step") {
 
 TEST_CASE("determinism") {
   check_selected_steps([](const auto& step) { check_determinism(step); });
+}
+
+TEST_CASE("back to back") {
+  check_selected_steps([](const auto& step) { check_back_to_back(step); });
 }
 
 TEST_CASE("offset operands") {
@@ -291,6 +399,37 @@ TEST_CASE("checker: rejects a result with a single wrong element") {
   SUBCASE("Inf") { corrupt_and_check(INFINITY); }
 }
 
+TEST_CASE("checker: rejects a write into C's gap, and a NaN taken from A's") {
+  CublasHandle cublas;
+  const Shape s{33, 47, 19};
+  const Strides strides{23, 50, 52};  // gaps of 4, 3 and 5 elements after each row
+  GemmData<float> data(s, 13, InitialC::random, true, 0, strides);
+  data.compute_reference(cublas.get(), 1.0f, 0.5f);
+  const RegisteredStep* naive = find_step("01_naive");
+  REQUIRE(naive);
+  const GemmProblem<float> p = data.problem(1.0f, 0.5f);
+  naive->fp32->launch(p, 0);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  REQUIRE(data.check(1.0f, 0.5f).pass);  // 01 honors the strides...
+  SUBCASE("a gap element of C changed") {
+    const float wrong = 1.0f;
+    CUDA_CHECK(cudaMemcpy(data.output() + 7 * p.ldc + s.n + 2, &wrong, sizeof wrong, cudaMemcpyHostToDevice));
+    const CheckResult r = data.check(1.0f, 0.5f);
+    CHECK_FALSE(r.pass);  // ...and the check sees a write past N
+    CHECK(r.gap_written == 1);
+    CHECK(r.bad_count == 0);
+  }
+  SUBCASE("A read as packed") {
+    // The same kernel told that A is packed reads the gaps' NaN (and misplaced rows): the check fails.
+    GemmProblem<float> wrong = p;
+    wrong.lda = s.k;
+    data.reset_output();
+    naive->fp32->launch(wrong, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(data.check(1.0f, 0.5f).bad_count > 0);
+  }
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
@@ -300,11 +439,12 @@ int main(int argc, char** argv) {
     }
     if (word == "--help" || word == "-h" || word == "-?") {  // needs no GPU either: ours, then doctest's
       std::printf(
-          "usage: gpu_tests [--step NAME] [--list-cases] [doctest options]\n"
+          "usage: gpu_tests [--step NAME] [--no-cublas] [--list-cases] [doctest options]\n"
           "Every step against cuBLAS (and small shapes against a CPU double reference) on odd, skinny\n"
           "and tile-multiple shapes; exit 77 (skipped, for CTest) without a CUDA device.\n"
           "  --step NAME    only this step (the test case 'step'), e.g. --test-case=step --step=01_naive\n"
-          "  --list-cases   print the cases, one per line: M N K alpha beta random|nan\n");
+          "  --no-cublas    'back to back' without cuBLAS's check (the bits of Y alone only), for the sanitizer\n"
+          "  --list-cases   print the cases, one per line: M N K alpha beta random|nan [lda ldb ldc]\n");
       doctest::Context context(argc, argv);
       return context.run();
     }
@@ -321,6 +461,8 @@ int main(int argc, char** argv) {
       selected_step = argv[++i];
     else if (word.rfind("--step=", 0) == 0)
       selected_step = word.substr(7);
+    else if (word == "--no-cublas")
+      without_reference = true;
     else
       args.push_back(argv[i]);
   }

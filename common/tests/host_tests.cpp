@@ -150,6 +150,13 @@ TEST_CASE("command line: bad input") {
       {{"--time-cap", "-5"}, "--time-cap must be positive and finite (got '-5')"},
       {{"--time-cap", "inf"}, "--time-cap must be positive and finite (got 'inf')"},
       {{"--time-cap", "soon"}, "--time-cap expects a number of milliseconds (got 'soon')"},
+      {{"--lda", "0"}, "--lda must be at least 1 (got '0')"},
+      {{"--ldb", "wide"}, "--ldb expects a positive integer (got 'wide')"},
+      {{"--ldc"}, "--ldc needs a value"},
+      {{"--m", "64", "--k", "64", "--lda", "63"},
+       "--lda must be at least K (lda 63, ldb 4096, ldc 4096 for 64x4096x64)"},
+      {{"--n", "10", "--ldb", "9"}, "--ldb must be at least N (lda 4096, ldb 9, ldc 10 for 4096x10x4096)"},
+      {{"--n=10", "--ldc=9"}, "--ldc must be at least N (lda 4096, ldb 10, ldc 9 for 4096x10x4096)"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.message);
@@ -209,8 +216,9 @@ TEST_CASE("shape list: bad lines are named by file and line") {
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag :
-       {"--m", "--n", "--k", "--alpha", "--beta", "--warmup", "--iters", "--seed", "--no-check", "--no-cublas", "--csv",
-        "--device", "--initial-c", "--profile", "--shapes", "--time-cap", "--help", "77 no CUDA device"})
+       {"--m",      "--n",         "--k",       "--lda",    "--ldb",      "--ldc",       "--alpha",
+        "--beta",   "--warmup",    "--iters",   "--seed",   "--no-check", "--no-cublas", "--csv",
+        "--device", "--initial-c", "--profile", "--shapes", "--time-cap", "--help",      "77 no CUDA device"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
@@ -278,6 +286,36 @@ TEST_CASE("FLOP and byte counts") {
   CHECK(modeled_global_bytes(s, 2, 64, 32, false) == 2 * (mnk / 32 + mnk / 64) + 4 * mn);
   // Partial tiles count as whole ones.
   CHECK(modeled_global_bytes({1, 129, 1}, 4, 1, 128, false) == 4.0 * (1 * 2 + 129 * 1) + 4 * 129);
+}
+
+TEST_CASE("leading dimensions: packed by default, at least the row, the allocation they take") {
+  const Shape s{3, 5, 7};
+  const Strides packed = resolve_strides(s, {});
+  CHECK(packed.lda == 7);
+  CHECK(packed.ldb == 5);
+  CHECK(packed.ldc == 5);
+  const Strides given = resolve_strides(s, {9, 0, 8});  // 0: packed
+  CHECK(given.lda == 9);
+  CHECK(given.ldb == 5);
+  CHECK(given.ldc == 8);
+  CHECK(strides_problem(s, {}) == nullptr);
+  CHECK(strides_problem(s, {7, 5, 5}) == nullptr);
+  CHECK(std::string(strides_problem(s, {6, 0, 0})) == "--lda must be at least K");
+  CHECK(std::string(strides_problem(s, {0, 4, 0})) == "--ldb must be at least N");
+  CHECK(std::string(strides_problem(s, {0, 0, 4})) == "--ldc must be at least N");
+  // The last row takes only its own elements: (rows − 1)·ld + cols.
+  CHECK(strided_elements(3, 7, 9) == 2 * 9 + 7);
+  CHECK(strided_elements(1, 7, 100) == 7);
+  CHECK(strided_elements(0, 7, 9) == 0);
+  // The strides on the command line, and into the memory a run needs (rows × ld bounds each matrix).
+  const Options o = parse_options({"--m", "3", "--n", "5", "--k", "7", "--lda=9", "--ldc", "8"});
+  CHECK(o.strides.lda == 9);
+  CHECK(o.strides.ldb == 0);
+  CHECK(o.strides.ldc == 8);
+  CHECK(*device_bytes_needed(s, 2, false, o.strides) == 2 * (3 * 9 + 7 * 5) + 4 * 2 * (3 * 8));
+  CHECK(*device_bytes_needed(s, 2, true, o.strides) == 2 * 2 * (3 * 9 + 7 * 5) + 4 * 3 * (3 * 8) + 4 * 15);
+  // INT_MAX rows of INT_MAX: 2^62 elements, 2^65 bytes of A and |A| in FP32: more than 64 bits count.
+  CHECK_FALSE(device_bytes_needed({INT_MAX, 1, 1}, 4, true, {INT_MAX, 0, 0}).has_value());
 }
 
 TEST_CASE("device memory needed, with overflow") {

@@ -1,6 +1,6 @@
-# Runs one step executable under one compute-sanitizer tool. Usage:
+# Runs one step executable (or gpu_tests, for one step's case) under one compute-sanitizer tool. Usage:
 #   cmake -DSANITIZER=<path or empty> -DTOOL=memcheck|initcheck|racecheck|synccheck -DEXE=<step>
-#         -DARGS=<step arguments, ;-separated> -P sanitize.cmake
+#         -DARGS=<step arguments, ;-separated> [-DPROBE=<step, when EXE is not the step>] -P sanitize.cmake
 # Prints "SKIPPED:" (CTest then reports the test as skipped) when there is no compute-sanitizer
 # or no CUDA device, or a GPU the step does not support (its exit code 4). The step runs with --no-cublas, so only the worklog's own kernels execute.
 if(NOT SANITIZER)
@@ -8,7 +8,10 @@ if(NOT SANITIZER)
   return()
 endif()
 include(${CMAKE_CURRENT_LIST_DIR}/skip_unless_step_runs.cmake)
-skip_unless_step_runs(${EXE} 1 1 1)
+if(NOT PROBE)
+  set(PROBE ${EXE})
+endif()
+skip_unless_step_runs(${PROBE} 1 1 1)
 set(tool_args --tool ${TOOL})
 if(TOOL STREQUAL "memcheck")
   list(APPEND tool_args --leak-check full)

@@ -16,10 +16,10 @@ void launch_one_consumer_short(const GemmProblem<__half>& p, cudaStream_t stream
   constexpr auto kernel = wgmma_tma_gemm<Config>;
   arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, L::block_tile_m,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, L::block_tile_k,
-                                               swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
+                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
+                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
   kernel<<<tile_grid({p.m, p.n, p.k}, L::block_tile_m, L::block_tile_n), L::threads - warpgroup_threads,
            L::shared_bytes, stream>>>(a_map, b_map, p);
   WORKLOG_CHECK_LAUNCH();

@@ -1,0 +1,31 @@
+// What step 12 offers step 13: its launcher, the swap kernel alone, and the workspace each needs.
+// Defined in 12_swap_ab/kernel.cu; 13's program links 12's kernel in through add_worklog_step(...
+// FALLBACK 12_swap_ab).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "gemm_math.hpp"
+#include "step.hpp"
+
+namespace worklog::swap_ab {
+
+// The most rows of A the step gives the swap kernel; above, 11 is faster (README.md: the crossover).
+inline constexpr int max_m = 128;
+
+// C = alpha·A·B + beta·C by step 12: the swap kernel for M ≤ max_m, 11 above; step 08 when TMA cannot
+// describe A or B (a base off 16 bytes, lda or ldb not a multiple of 8). C may have any ldc: the swap
+// kernel writes it with ordinary stores.
+void launch(const GemmProblem<__half>& p, cudaStream_t stream);
+
+// The swap kernel whatever M (tiles of 256 rows above 128): for C that 11's TMA store cannot take.
+void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream);
+
+// Bytes of workspace each needs for a shape with these (resolved) strides, on the current device.
+std::size_t workspace_bytes(Shape shape, Strides strides);
+std::size_t swapped_workspace_bytes(Shape shape, Strides strides);
+
+}  // namespace worklog::swap_ab
