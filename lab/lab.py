@@ -237,7 +237,7 @@ def gradable_steps(reference, spec):
     steps = resolve_steps(reference, spec, require_regions=False)
     for step in steps:
         if step not in released and not regions_of(reference, step):
-            raise UsageError(f"{step} has no LAB regions in {reference}/{step}/{KERNEL}: it is not a lab step")
+            raise UsageError(f"{step} has no LAB regions in {reference}/{step}/: it is not a lab step")
     return steps, [s for s in steps if s in released]
 
 

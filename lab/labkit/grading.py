@@ -30,7 +30,7 @@ import cuda_probe  # common/cuda_probe.py, on the path with exit_codes (labkit/_
 from . import exit_codes, integrity, markers
 from .cases import parse_cases
 from .release import source_commit
-from .steps import KERNEL, RELEASE_RECORD, repository_files
+from .steps import KERNEL, RELEASE_RECORD, region_files, repository_files
 
 # Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
 # read by common/exit_codes.py): grade exits with exit_unsupported_gpu and exit_no_device meaning
@@ -211,20 +211,25 @@ class Build:
         return self.directory / "bin" / target
 
 
-def find_submission_kernel(submission, step):
-    """The submission's kernel for `step`: SUBMISSION/step/kernel.cu, or the one
-    .../step/kernel.cu below it (an archive often adds a folder). (path or None, problem)."""
-    direct = Path(submission) / step / KERNEL
+def find_submission_file(submission, path):
+    """The submission's file `path` ("04_x/kernel.cu"): SUBMISSION/path, or the one .../path below
+    it (an archive often adds a folder). (path or None, problem)."""
+    direct = Path(submission) / path
     if direct.is_file():
         return direct, ""
-    found = [p for p in Path(submission).rglob(f"{step}/{KERNEL}")
+    found = [p for p in Path(submission).rglob(path)
              if not any((parent / "CMakeCache.txt").exists() for parent in p.parents)]
     if len(found) == 1:
         return found[0], ""
     if not found:
-        return None, f"the submission has no {step}/{KERNEL}"
-    return None, f"the submission has {len(found)} files {step}/{KERNEL}: " + ", ".join(
+        return None, f"the submission has no {path}"
+    return None, f"the submission has {len(found)} files {path}: " + ", ".join(
         str(p.relative_to(submission)) for p in found[:3])
+
+
+def find_submission_kernel(submission, step):
+    """The submission's kernel.cu for `step` (find_submission_file)."""
+    return find_submission_file(submission, f"{step}/{KERNEL}")
 
 
 def sync_tree(reference, tree, replacements):
@@ -395,19 +400,21 @@ def log(message):
 
 
 def handout_of(reference, step, level, self_check):
-    """(lines, TODO blocks) of the step's kernel.cu as the students got it: the reference's solution
-    at `level` (markers.released_lines), or, in a student's own copy (self_check), the file that
-    release recorded in lab/released.json. None when a student copy has no record of it."""
+    """{relative path: (lines, TODO blocks)} of each file of the step that the students got with
+    TODOs in it (kernel.cu, and a header with regions): the reference's solution at `level`
+    (markers.released_lines), or, in a student's own copy (self_check), the files that release
+    recorded in lab/released.json. None when a student copy has no record of them."""
     if self_check:
         record_path = Path(reference) / RELEASE_RECORD
         try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-            handout = record["handout"][f"{step}/{KERNEL}"]
-        except (OSError, ValueError, KeyError, TypeError):
+            handouts = json.loads(record_path.read_text(encoding="utf-8"))["handout"]
+            found = {path: (h["lines"], [tuple(block) for block in h["todos"]])
+                     for path, h in handouts.items() if path.startswith(f"{step}/")}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
-        return handout["lines"], [tuple(block) for block in handout["todos"]]
-    text = (Path(reference) / step / KERNEL).read_text(encoding="utf-8")
-    return integrity.handout_todos(text, f"{step}/{KERNEL}", level)
+        return found or None
+    return {path: integrity.handout_todos((Path(reference) / path).read_text(encoding="utf-8"), path, level)
+            for path in region_files(reference, step)}
 
 
 TODOS_ONLY, OWN_KERNELS = "only the TODOs changed", "no kernel but the step's own"
@@ -485,14 +492,18 @@ class Grader:
 
     # -- the submission ---------------------------------------------------------------------------
 
-    def check_todos_only(self, step, text):
-        """The first integrity check: '' when the kernel differs from the handout only in its TODOs."""
-        handout = handout_of(self.reference, step, self.level, step in self.self_check_steps)
-        if handout is None:
+    def check_todos_only(self, step, texts, handouts):
+        """The first integrity check: '' when each file differs from its handout only in its TODOs
+        (texts, handouts: by relative path); else the first problem, naming its file."""
+        if handouts is None:
             self.integrity[step].append({"check": TODOS_ONLY, "status": "not run",
-                                         "detail": f"{RELEASE_RECORD} has no handout of {step}/{KERNEL}"})
+                                         "detail": f"{RELEASE_RECORD} has no handout of {step}"})
             return ""
-        problem = integrity.changed_outside_todos(*handout, text)
+        problem = ""
+        for path, handout in handouts.items():
+            problem = integrity.changed_outside_todos(*handout, texts[path], f"{path} as handed out")
+            if problem:
+                break
         self.integrity[step].append({"check": TODOS_ONLY, "status": "fail" if problem else "pass", "detail": problem})
         return problem
 
@@ -518,21 +529,26 @@ class Grader:
         the handout outside its TODOs, or calls code that is not its own; integrity.py)."""
         kernels, results = {}, {}
         for step in self.steps:
-            path, problem = find_submission_kernel(self.submission, step)
-            if path is None:
-                results[step] = {"ok": False, "error": problem, "reason": "no kernel"}
+            handouts = handout_of(self.reference, step, self.level, step in self.self_check_steps)
+            texts = {}
+            for relative in handouts or [f"{step}/{KERNEL}"]:  # the files the students got with TODOs
+                path, problem = find_submission_file(self.submission, relative)
+                if path is None:
+                    results[step] = {"ok": False, "error": problem, "reason": "no kernel"}
+                    break
+                try:
+                    texts[relative] = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as e:
+                    results[step] = {"ok": False, "error": f"cannot read {path}: {e}", "reason": "no kernel"}
+                    break
+            if step in results:
                 continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                results[step] = {"ok": False, "error": f"cannot read {path}: {e}", "reason": "no kernel"}
-                continue
-            problem = self.check_todos_only(step, text)
+            problem = self.check_todos_only(step, texts, handouts)
             if problem:
                 log(f"{step}: refused: {problem}")
                 results[step] = {"ok": False, "error": f"refused: {problem}", "reason": "refused"}
                 continue
-            kernels[f"{step}/{KERNEL}"] = text
+            kernels.update(texts)
         tree = self.work / "submission-tree"
         sync_tree(self.reference, tree, kernels)
         build = Build(tree, self.work / "submission-build", log_dir, self.build_jobs)

@@ -67,7 +67,7 @@ def _longest_prefix_found(block, lines, start):
     return best
 
 
-def changed_outside_todos(handout_lines, todos, submission_text):
+def changed_outside_todos(handout_lines, todos, submission_text, name="the handout's file"):
     """'' when the submission is the handout with each TODO block replaced by any lines; else one
     line saying where it is not: the first line of the handout that is changed or missing."""
     handout = [line.rstrip() for line in handout_lines]
@@ -83,13 +83,13 @@ def changed_outside_todos(handout_lines, todos, submission_text):
     segments.append((previous, handout[previous - 1:]))
 
     def changed(line):
-        return f"line {line} of the handout's file is changed or missing outside the TODOs: '{handout[line - 1].strip()}'"
+        return f"line {line} of {name} is changed or missing outside the TODOs: '{handout[line - 1].strip()}'"
 
     if not todos:
         if submitted == handout:
             return ""
         same = next((i for i, (a, b) in enumerate(zip(handout, submitted)) if a != b), min(len(handout), len(submitted)))
-        return changed(same + 1) if same < len(handout) else "lines were added to a file that has no TODO"
+        return changed(same + 1) if same < len(handout) else f"lines were added to {name}, which has no TODO"
     position = 0
     for number, (first_line, block) in enumerate(segments):
         if number == 0:  # the part before the first TODO: the start of the file
@@ -130,14 +130,15 @@ def symbols(object_path):
 def foreign_calls(submission_object, reference_object):
     """What the submission's kernel object uses that is not its own work: ["symbol (why)"]; []
     when nothing. reference_object: the same step's object built from the reference solution (the
-    worklog functions it uses are allowed)."""
+    worklog functions it uses are allowed); None in a student's copy, which has no solution: then
+    only foreign libraries and code are looked for."""
     undefined, defined = symbols(submission_object)
-    allowed, _ = symbols(reference_object)
+    allowed = symbols(reference_object)[0] if reference_object is not None else set()
     found = []
     for name in sorted(undefined - allowed):
         if FOREIGN_LIBRARY.match(name):
             found.append(f"{name} (a library that runs GPU kernels of its own, or loads one at run time)")
-        elif WORKLOG_FUNCTION.match(name):
+        elif WORKLOG_FUNCTION.match(name) and reference_object is not None:
             found.append(f"{name} (a function of the harness or of another step, which the reference solution "
                          "does not call)")
     for name in sorted(defined):

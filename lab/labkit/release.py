@@ -11,8 +11,9 @@ import tempfile
 from pathlib import Path
 
 from . import exit_codes, markers, tokens
-from .steps import (KERNEL, NOT_RELEASED, RELEASE_RECORD, UsageError, discover_steps, later_steps, registrations,
-                    repository_files, without_registrations)
+from .steps import SOURCE_SUFFIXES
+from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, discover_steps, later_steps, region_files,
+                    registrations, repository_files, without_registrations)
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
 # or branch headers without a statement (if constexpr too). Everything else inside a region must not survive.
@@ -93,9 +94,9 @@ def leak_order(leak):
 
 
 def leaked_steps(leaks, steps):
-    """The steps among `steps` whose kernel.cu a leak is in."""
+    """The steps among `steps` in whose sources (its folder's kernel.cu and headers) a leak is."""
     where = {leak.split(":", 1)[0] for leak in leaks}
-    return [s for s in steps if f"{s}/{KERNEL}" in where]
+    return [s for s in steps if any(w.startswith(f"{s}/") and w.endswith(SOURCE_SUFFIXES) for w in where)]
 
 
 def text_files(root, paths):
@@ -107,15 +108,18 @@ def text_files(root, paths):
             continue
 
 
-def student_kernels(root, steps, level=markers.DEFAULT_LEVEL):
-    """{step: (student kernel.cu text at `level`, the regions it blanks, [(line of each TODO,
-    its region)])} (MarkerError when a marker is malformed)."""
+def student_files(root, steps, level=markers.DEFAULT_LEVEL):
+    """{step: {relative path: (the student's text at `level`, the regions it blanks, [(line of
+    each TODO, its region)])}} for each source file of the steps that has LAB regions (kernel.cu,
+    and headers such as 11's schedule.cuh) (MarkerError when a marker is malformed)."""
     result = {}
     for step in steps:
-        text = (Path(root) / step / KERNEL).read_text(encoding="utf-8")
-        lines, todos = markers.released_lines(text, f"{step}/{KERNEL}", level)
-        student = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
-        result[step] = (student, [region for _, region in todos], todos)
+        result[step] = {}
+        for path in region_files(root, step):
+            text = (Path(root) / path).read_text(encoding="utf-8")
+            lines, todos = markers.released_lines(text, path, level)
+            student = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+            result[step][path] = (student, [region for _, region in todos], todos)
     return result
 
 
@@ -129,7 +133,7 @@ class Plan:
     def __init__(self, root, steps, rubric, exclude=(), keep=(), level=markers.DEFAULT_LEVEL):
         self.root = Path(root).resolve()
         self.level = markers.check_level(level)
-        self.kernels = student_kernels(self.root, steps, self.level)
+        self.kernels = student_files(self.root, steps, self.level)
         self.withheld = later_steps(self.root, steps, keep)
         registered = registrations(self.root)
         for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
@@ -140,14 +144,14 @@ class Plan:
         self.cmake = without_registrations(self.root, self.withheld)
         self.paths = repository_files(self.root, exclude=tuple(exclude) + NOT_RELEASED
                                       + tuple(Path(s) for s in self.withheld))
-        self.regions = [r for _, rs, _ in self.kernels.values() for r in rs]
+        self.regions = [r for files in self.kernels.values() for _, rs, _ in files.values() for r in rs]
         hopper = [s for s in steps if s in registered and registered[s].hopper]
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
 
     def replaced(self):
         """{relative path: text} of the files that differ from the tree: kernels, the CMake files
         that list the steps left out, and LAB.md."""
-        files = {(Path(step) / KERNEL).as_posix(): text for step, (text, _, _) in self.kernels.items()}
+        files = {path: text for step_files in self.kernels.values() for path, (text, _, _) in step_files.items()}
         files.update(self.cmake)
         files["LAB.md"] = self.guide
         return files
@@ -164,13 +168,13 @@ class Plan:
     def record(self, commit):
         """lab/released.json: the steps handed out and at which level, the steps left out, the
         folders the kit leaves out of every copy (docs/check_docs.py skips paths into them), and
-        each handed-out kernel.cu as the copy has it, so that grading in the copy can check that
-        only the TODOs changed (integrity.py)."""
+        each handed-out file (kernel.cu, and a header with regions) as the copy has it, so that
+        grading in the copy can check that only the TODOs changed (integrity.py)."""
         return {"steps": list(self.kernels), "level": self.level, "withheld": self.withheld,
                 "removed": [p.as_posix() for p in NOT_RELEASED], "source_commit": commit,
-                "handout": {(Path(step) / KERNEL).as_posix(): {
+                "handout": {path: {
                     "lines": text.splitlines(), "todos": [[line, len(region.todo_lines())] for line, region in todos]}
-                    for step, (text, _, todos) in self.kernels.items()}}
+                    for step_files in self.kernels.values() for path, (text, _, todos) in step_files.items()}}
 
 
 def step_title(root, step):
@@ -195,6 +199,7 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
     """LAB.md: what to write, where, and how to build, test, sanitize and grade it; `withheld`,
     the later steps this copy leaves out; `hopper`, the chosen steps built for Hopper alone."""
     steps = list(kernels)
+    graded = [path for step_files in kernels.values() for path in step_files]
     numbers = ",".join(s.split("_", 1)[0] for s in steps)
     step_regex = "|".join(steps)
     perf = rubric["performance"]
@@ -222,15 +227,17 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
         "## What to implement",
         "",
     ]
-    for step, (text, regions, todos) in kernels.items():
+    for step, step_files in kernels.items():
         title = step_title(root, step)
         lines.append(f"### {step}" + (f" — {title}" if title else ""))
         lines.append("")
         lines.append(f"Read [`{step}/README.md`]({step}/README.md), then fill in each `TODO` of "
-                     f"[`{step}/{KERNEL}`]({step}/{KERNEL}):")
+                     + " and ".join(f"[`{path}`]({path})" for path in step_files) + ":")
         lines.append("")
-        for line, region in todos:  # where each TODO landed in the student's file
-            lines.append(f"- line {line}: " + " ".join(region.instruction))
+        for path, (_, _, todos) in step_files.items():
+            for line, region in todos:  # where each TODO landed in the student's file
+                where = f"line {line}" if len(step_files) == 1 else f"`{path}`, line {line}"
+                lines.append(f"- {where}: " + " ".join(region.instruction))
         lines.append("")
         lines.append("Until you do, the step compiles and its tests fail. nvcc may warn that a variable is declared "
                      "but never referenced (for some steps it does, for others not): where it does, that variable is "
@@ -242,7 +249,7 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
                          "hanging; the tests report that as a failure.")
         lines.append("")
     lines += [
-        "Only these files are graded: " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + ". Edits anywhere else "
+        "Only these files are graded: " + ", ".join(f"`{path}`" for path in graded) + ". Edits anywhere else "
         "(the harness in `common/`, the tests) are not used by the grader, which builds your kernels against its own "
         "copy of them. In these files, change only what a `TODO` asks for: write your code in place of each `TODO` "
         "(keep the comment or not), and leave every other line as it is, formatting included. The grader refuses a "
@@ -306,7 +313,7 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
         f"{perf['zero_at']:.0%} or below. Your copy has no solution to compare with, so your own grade shows "
         "your speed against cuBLAS and leaves these points to the instructor's grading.",
         "",
-        "Submit " + ", ".join(f"`{s}/{KERNEL}`" for s in steps) + " as your course asks.",
+        "Submit " + ", ".join(f"`{path}`" for path in graded) + " as your course asks.",
         "",
     ]
     return "\n".join(lines)

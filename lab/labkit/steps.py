@@ -87,10 +87,32 @@ def kernel_path(root, step):
     return Path(root) / step / KERNEL
 
 
+# The files of a step that may hold LAB regions: its kernel.cu and the other sources in its folder
+# (headers that a later step includes, such as 11's schedule.cuh; EXTRA programs).
+SOURCE_SUFFIXES = (".cu", ".cuh", ".hpp", ".h")
+
+
+def step_sources(root, step):
+    """The relative paths ("11_stream_k/schedule.cuh") of a step's source files, kernel.cu first."""
+    folder = Path(root) / step
+    others = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix in SOURCE_SUFFIXES and p.name != KERNEL)
+    return [f"{step}/{name}" for name in [KERNEL, *others] if (folder / name).is_file()]
+
+
+def region_files(root, step):
+    """{relative path: its outermost regions} of each source file of the step that has regions, in
+    step_sources order (MarkerError when a marker is malformed)."""
+    found = {}
+    for path in step_sources(root, step):
+        regions = parse_regions((Path(root) / path).read_text(encoding="utf-8"), path)
+        if regions:
+            found[path] = regions
+    return found
+
+
 def regions_of(root, step):
-    """The LAB regions of a step's kernel.cu (MarkerError when malformed)."""
-    path = kernel_path(root, step)
-    return parse_regions(path.read_text(encoding="utf-8"), f"{step}/{KERNEL}")
+    """The LAB regions of a step, in all its source files (MarkerError when malformed)."""
+    return [r for regions in region_files(root, step).values() for r in regions]
 
 
 def released_steps(root):
@@ -123,7 +145,7 @@ def resolve_steps(root, spec, require_regions=True):
     if require_regions:
         for step in chosen:
             if not regions_of(root, step):
-                raise UsageError(f"{step} has no LAB regions in {step}/{KERNEL}: nothing to hand out or grade "
+                raise UsageError(f"{step} has no LAB regions in {step}/: nothing to hand out or grade "
                                  "(mark the student's part with // LAB BEGIN: <instruction> ... // LAB END)")
     return chosen
 

@@ -190,7 +190,14 @@ from labkit import release
 from labkit.rubric import load_rubric
 release.release(".", sys.argv[2].split(","), sys.argv[1], load_rubric(), leak_check=False)
 PY
-  for step in ${steps//,/ }; do cp "$step/kernel.cu" "$out/release/$step/kernel.cu"; done
+  python3 - "$out/release" "$steps" <<'PY'
+import shutil, sys
+sys.path.insert(0, "lab")
+from labkit import steps
+for step in sys.argv[2].split(","):  # every file of the step with LAB regions: kernel.cu, and a header with some
+    for path in steps.region_files(".", step):
+        shutil.copyfile(path, f"{sys.argv[1]}/{path}")
+PY
   start=$SECONDS
   python3 - "$out/release/LAB.md" > "$out/release-commands.sh" <<'PY'
 import sys

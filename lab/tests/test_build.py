@@ -29,6 +29,7 @@ import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from lab_test_support import LAB, REPOSITORY
 
@@ -80,6 +81,20 @@ def build_environment(cache):
     return env
 
 
+CACHE = None  # one compile cache for every build of this module: the gradings reuse the releases' objects
+
+
+def setUpModule():
+    global CACHE
+    if os.environ.get("LAB_BUILD_TESTS") == "1":
+        CACHE = Path(tempfile.mkdtemp(prefix="lab-compile-cache-"))
+
+
+def tearDownModule():
+    if CACHE is not None:
+        shutil.rmtree(CACHE)
+
+
 def run_command(command, cwd, env, timeout=COMMAND_TIMEOUT):
     done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     return done.returncode, done.stdout + done.stderr
@@ -92,7 +107,7 @@ class ReleaseBuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = Path(tempfile.mkdtemp(prefix="lab-build-test-"))
-        cls.env = build_environment(cls.tmp / "cache")
+        cls.env = build_environment(CACHE)
 
     @classmethod
     def tearDownClass(cls):
@@ -122,7 +137,7 @@ class ReleaseBuildTest(unittest.TestCase):
                             self.assertIn(f"gpu.{step} (Skipped)", output)
                 timings.append(f"{name} {time.monotonic() - begun:.0f} s")
                 shutil.rmtree(copy)  # the disk: a build tree is large
-        log = (self.tmp / "cache" / "log").read_text(encoding="utf-8").split()
+        log = (CACHE / "log").read_text(encoding="utf-8").split()
         hits, misses = log[0::2].count("hit"), log[0::2].count("miss")
         print(f"\nlab.build: {len(timings)} releases built and tested in {time.monotonic() - started:.0f} s "
               f"({', '.join(timings)}); compile cache: {hits} hits, {misses} compilations", file=sys.stderr)
@@ -136,7 +151,7 @@ class GradeBuildTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = Path(tempfile.mkdtemp(prefix="lab-grade-build-test-"))
-        cls.env = build_environment(cls.tmp / "cache")
+        cls.env = build_environment(CACHE)
         cls.work = cls.tmp / "work"
 
     @classmethod
@@ -158,7 +173,7 @@ class GradeBuildTest(unittest.TestCase):
         (submission / "04_outer_product" / "kernel.cu").unlink()
         grader = grading.Grader(submission, REPOSITORY, steps, load_rubric(), [], self.tmp / "work-steps", jobs=2,
                                 use_gpu=False)
-        with contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stderr(io.StringIO()), mock.patch.dict(os.environ, self.env):
             build, compiled = grader.build_submission(self.tmp / "logs", ONE_ARCHITECTURE)
         self.assertTrue(compiled["02_block_tiling"]["ok"])
         self.assertTrue(build.executable("02_block_tiling").is_file())
@@ -254,6 +269,9 @@ class SymbolCheckTest(unittest.TestCase):
             self.assertTrue(found and found[0].startswith("cublasCreate_v2 (a library"), found)
             found = integrity.foreign_calls(objects["harness"], objects["reference"])
             self.assertTrue(found and "worklog::cublas_gemm_for_the_check" in found[0], found)
+            # In a student's copy there is no reference object: foreign libraries only.
+            self.assertTrue(integrity.foreign_calls(objects["cublas"], None))
+            self.assertEqual(integrity.foreign_calls(objects["harness"], None), [])
 
 
 if __name__ == "__main__":

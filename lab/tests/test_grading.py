@@ -535,7 +535,7 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
             record = grader.grade(self.tmp / "out" / "logs")
         step = record["steps"][0]
         self.assertEqual(step["compile"]["reason"], "refused")
-        self.assertEqual(step["integrity"][0]["detail"], "line 7 of the handout's file is changed or missing outside "
+        self.assertEqual(step["integrity"][0]["detail"], "line 7 of 02_fake/kernel.cu as handed out is changed or missing outside "
                                                          "the TODOs: 'exit 0'")
         self.assertFalse((self.tmp / "work" / "submission-build" / "bin" / "02_fake").exists())
 

@@ -83,7 +83,7 @@ class TodosOnlyTest(unittest.TestCase):
         self.assertEqual(integrity.changed_outside_todos(lines, [], "int a;\nint b;\n"), "")
         self.assertIn("line 2", integrity.changed_outside_todos(lines, [], "int a;\nint c;\n"))
         self.assertEqual(integrity.changed_outside_todos(lines, [], "int a;\nint b;\nint c;\n"),
-                         "lines were added to a file that has no TODO")
+                         "lines were added to the handout's file, which has no TODO")
 
     def test_at_the_hard_level_the_hard_region_is_one_todo(self):
         lines, todos = handout("hard")
@@ -100,11 +100,13 @@ class HandoutRecordTest(TemporaryFolderTest):
         release.release(source, ["01_x"], copy, load_rubric(), level="hard")
         record = json.loads((copy / "lab" / "released.json").read_text())
         self.assertEqual((record["level"], record["removed"]), ("hard", ["lab/tests", "plots/tests"]))
-        lines, todos = grading.handout_of(copy, "01_x", "easy", self_check=True)  # the level is the record's
+        handouts = grading.handout_of(copy, "01_x", "easy", self_check=True)  # the level is the record's
+        lines, todos = handouts["01_x/kernel.cu"]
         self.assertEqual((lines, todos), (list(handout("hard")[0]), [tuple(t) for t in handout("hard")[1]]))
         self.assertEqual(lines, (copy / "01_x" / "kernel.cu").read_text().splitlines())
         # The instructor's grading makes the same handout from the solution.
-        self.assertEqual(grading.handout_of(source, "01_x", "hard", self_check=False), handout("hard"))
+        self.assertEqual(grading.handout_of(source, "01_x", "hard", self_check=False),
+                         {"01_x/kernel.cu": handout("hard")})
         self.assertIsNone(grading.handout_of(source, "01_x", "easy", self_check=True))  # no record there
 
 

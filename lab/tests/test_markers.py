@@ -8,7 +8,7 @@ from lab_test_support import REPOSITORY
 
 from labkit.markers import (LEVELS, MarkerError, all_regions, blanked_regions, parse_regions,  # noqa: E402
                             released_lines, student_version)
-from labkit.steps import discover_steps, regions_of  # noqa: E402
+from labkit.steps import discover_steps, regions_of, step_sources  # noqa: E402
 
 GOOD = """\
 __global__ void k(float* c) {
@@ -182,17 +182,16 @@ class RepositoryStepsTest(unittest.TestCase):
         self.assertIn("01_naive", steps)
 
     def test_each_step_regions(self):
+        """In every source file of every step (kernel.cu and its headers), at every level."""
         for step in discover_steps(REPOSITORY):
-            with self.subTest(step):
-                regions = regions_of(REPOSITORY, step)
-                if not regions:
-                    self.skipTest(f"{step} has no LAB regions yet")
-                source = (REPOSITORY / step / "kernel.cu").read_text(encoding="utf-8")
-                for level in LEVELS:
-                    text, blanked = student_version(source, step, level)
-                    self.assertNotIn("LAB BEGIN", text)
-                    self.assertNotIn("// LAB", text)
-                    self.assertEqual(text.count("// TODO: "), len(blanked))
+            for path in step_sources(REPOSITORY, step):
+                with self.subTest(path):
+                    source = (REPOSITORY / path).read_text(encoding="utf-8")
+                    for level in LEVELS:
+                        text, blanked = student_version(source, path, level)
+                        self.assertNotIn("LAB BEGIN", text)
+                        self.assertNotIn("// LAB", text)
+                        self.assertEqual(text.count("// TODO: "), len(blanked))
 
     def test_the_original_six_steps_have_regions(self):
         for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",

@@ -257,6 +257,45 @@ class LevelReleaseTest(SmallTreeTest):
         self.assertEqual(handout["todos"], [[4, 1]])
 
 
+class HeaderRegionTest(TemporaryFolderTest):
+    """A step's regions may be in a header of its folder (11's schedule in schedule.cuh, which 12
+    and 13 include): released, listed in LAB.md and recorded like a kernel.cu's, and a later step
+    repeating its code is told to go out with it."""
+
+    def setUp(self):
+        super().setUp()
+        self.source = self.tmp / "source"
+        write_tree(self.source, {
+            "CMakeLists.txt": "add_worklog_step(01_alpha)\nadd_worklog_step(02_beta)\n",
+            "01_alpha/kernel.cu": '#include "schedule.cuh"\nvoid f() {}\n',
+            "01_alpha/schedule.cuh": "inline long long first_of(int u, int q, int rem) {\n"
+                                     "  // LAB BEGIN: Return the first iteration of unit u.\n"
+                                     "  return (long long)u * q + (u < rem ? u : rem);\n"
+                                     "  // LAB END\n}\n",
+            "02_beta/kernel.cu": "long long g(int u, int q, int rem) {\n"
+                                 "  // LAB BEGIN: Deal the iterations.\n"
+                                 "  if (q < 0) return 0;\n"
+                                 "  return (long long)u * q + (u < rem ? u : rem);\n"
+                                 "  // LAB END\n}\n",
+        })
+
+    def test_a_region_in_a_header_is_handed_out_and_recorded(self):
+        out = self.tmp / "copy"
+        release.release(self.source, ["01_alpha"], out, load_rubric())
+        self.assertIn("  // TODO: Return the first iteration of unit u.", (out / "01_alpha/schedule.cuh").read_text())
+        guide = (out / "LAB.md").read_text()
+        self.assertIn("fill in each `TODO` of [`01_alpha/schedule.cuh`](01_alpha/schedule.cuh):", guide)
+        self.assertIn("Only these files are graded: `01_alpha/schedule.cuh`.", guide)
+        record = json.loads((out / "lab/released.json").read_text())
+        self.assertEqual(list(record["handout"]), ["01_alpha/schedule.cuh"])
+
+    def test_a_later_step_repeating_the_header_goes_out_with_its_step(self):
+        code, out, _ = run_lab("check", "--source", self.source)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, r"02_beta: 1 region\(s\).*; hand it out with 01_alpha, whose code its solution repeats")
+        self.assertIn("  01_alpha/schedule.cuh:3:", out)
+
+
 # A region like 09's producer, and a copy of it with every name changed, spaced and commented
 # otherwise, split over other lines, with another loop header: the token check finds it.
 KERNEL_WITH_PRODUCER = """\
@@ -355,7 +394,7 @@ class CommandLineTest(SmallTreeTest):
         (self.tmp / "full" / "x").write_text("x")
         rows = [
             (["--steps", "07"], 2, "no step '07' in"),
-            (["--steps", "02"], 2, "02_beta has no LAB regions in 02_beta/kernel.cu"),
+            (["--steps", "02"], 2, "02_beta has no LAB regions in 02_beta/"),
             (["--steps", "01", "--out", self.tmp / "full"], 2, "exists and is not an empty folder"),
             (["--steps", "01", "--rubric", self.tmp / "none.json"], 2, "not a file"),
         ]
