@@ -1,4 +1,5 @@
-"""GEMM test cases as text: one per line, "M N K alpha beta [random|nan]" (the initial C).
+"""GEMM test cases as text: one per line, "M N K alpha beta [random|nan [lda ldb ldc]]" (the initial
+C, then the leading dimensions when the operands are not packed).
 
 `gpu_tests --list-cases` prints the standard cases in this form (common/tests/gpu_tests.cu holds
 the list), and an instructor's file of hidden cases uses it too, with # comments and blank lines.
@@ -21,15 +22,22 @@ class Case:
     beta: float
     initial_c: str = "random"
     source: str = "standard"  # or "instructor": shown to the instructor only
+    strides: tuple = ()  # (lda, ldb, ldc), or () for packed operands
 
     def arguments(self):
         """The step executable's options for this case."""
-        return ["--m", str(self.m), "--n", str(self.n), "--k", str(self.k), "--alpha", repr(self.alpha),
-                "--beta", repr(self.beta), "--initial-c", self.initial_c]
+        strides = []
+        for flag, value in zip(("--lda", "--ldb", "--ldc"), self.strides):
+            strides += [flag, str(value)]
+        return ["--m", str(self.m), "--n", str(self.n), "--k", str(self.k)] + strides + [
+            "--alpha", repr(self.alpha), "--beta", repr(self.beta), "--initial-c", self.initial_c]
 
     def as_record(self):
-        return {"source": self.source, "m": self.m, "n": self.n, "k": self.k, "alpha": self.alpha,
-                "beta": self.beta, "initial_c": self.initial_c}
+        record = {"source": self.source, "m": self.m, "n": self.n, "k": self.k, "alpha": self.alpha,
+                  "beta": self.beta, "initial_c": self.initial_c}
+        if self.strides:
+            record["lda"], record["ldb"], record["ldc"] = self.strides
+        return record
 
 
 def parse_cases(text, origin, source):
@@ -41,8 +49,8 @@ def parse_cases(text, origin, source):
             continue
         where = f"{origin}:{number}"
         words = line.split()
-        if len(words) not in (5, 6):
-            raise UsageError(f"{where}: expected 'M N K alpha beta [random|nan]', got '{line}'")
+        if len(words) not in (5, 6, 9):
+            raise UsageError(f"{where}: expected 'M N K alpha beta [random|nan [lda ldb ldc]]', got '{line}'")
         try:
             m, n, k = (int(w) for w in words[:3])
         except ValueError:
@@ -60,5 +68,13 @@ def parse_cases(text, origin, source):
             raise UsageError(f"{where}: the initial C is 'random' or 'nan', got '{initial_c}'")
         if initial_c == "nan" and beta != 0:
             raise UsageError(f"{where}: a NaN initial C needs beta 0 (otherwise every element is NaN)")
-        cases.append(Case(m, n, k, alpha, beta, initial_c, source))
+        strides = ()
+        if len(words) == 9:
+            try:
+                strides = tuple(int(w) for w in words[6:])
+            except ValueError:
+                raise UsageError(f"{where}: lda, ldb and ldc must be integers, got '{' '.join(words[6:])}'") from None
+            if strides[0] < k or strides[1] < n or strides[2] < n:
+                raise UsageError(f"{where}: lda must be at least K, ldb and ldc at least N")
+        cases.append(Case(m, n, k, alpha, beta, initial_c, source, strides))
     return cases

@@ -642,14 +642,14 @@ class Grader:
 
     def run_host_tests(self, build, tree, step):
         """Without a GPU: the tests of a step that need none. The executable starts (--help, exit
-        0), and every CTest test whose program is built from a test source that
-        includes the step's kernel.cu (11's schedule played on the CPU: stream_k_schedule.cu)."""
+        0), and every CTest test whose program is built from a test source that includes a file of
+        the step's folder (11's schedule played on the CPU: stream_k_schedule.cu)."""
         runs = []
         outcome = run([build.executable(step), "--help"], self.timeouts["case"])
         status = "pass" if outcome.code == exit_codes.EXIT_OK else "fail"
         runs.append({"test": f"{step} --help", "status": status,
                      "detail": "" if status == "pass" else (error_message(outcome.stderr) or f"exit code {outcome.code}")})
-        include = re.compile(r'^\s*#\s*include\s+"[^"]*\b' + re.escape(step) + r'/kernel\.cu"', re.MULTILINE)
+        include = re.compile(r'^\s*#\s*include\s+"[^"]*\b' + re.escape(step) + r'/[^"/]+"', re.MULTILINE)
         programs = sorted(p.stem for p in (Path(tree) / "common" / "tests").glob("*.c[up]*")
                           if include.search(p.read_text(encoding="utf-8", errors="replace")))
         if not programs:

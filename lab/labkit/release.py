@@ -267,8 +267,11 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
         f"ctest --test-dir build --output-on-failure -R '^gpu\\.({step_regex})$'   # your steps on the standard cases",
         "```",
         "",
-        "The first command also runs the tests of the harness and of the earlier steps, which pass as given; "
-        "after a change, `cmake --build build` and the second command are enough.",
+        "The first command also runs the tests of the harness and of the earlier steps, which pass as given. Your "
+        "steps' tests fail until your code is right: on a GPU all of them (and the determinism and offset tests, "
+        "which run every step), without one those that run on the CPU (such as 11's schedule, played on the CPU). "
+        "After a change, `cmake --build build` and `ctest --test-dir build --output-on-failure` (every test) or the "
+        "second command (yours) are enough.",
         "",
         "Each test runs your kernel on odd, skinny and tile-multiple shapes with several alpha and beta, and "
         "prints the first wrong element of a failing case. One run by hand, with its check against cuBLAS "

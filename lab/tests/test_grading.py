@@ -83,7 +83,7 @@ class CasesTest(unittest.TestCase):
                          [(333, "random", "instructor"), (1000, "nan", "instructor")])
 
     def test_bad_lines_are_named_with_file_and_line(self):
-        rows = [("1 2 3 1\n", "hidden.txt:1: expected 'M N K alpha beta [random|nan]'"),
+        rows = [("1 2 3 1\n", "hidden.txt:1: expected 'M N K alpha beta [random|nan [lda ldb ldc]]'"),
                 ("# ok\n1 2 x 1 0\n", "hidden.txt:2: M, N and K must be integers"),
                 ("0 2 3 1 0\n", "hidden.txt:1: M, N and K must be between 1 and 2147483647"),
                 ("1 2 3 one 0\n", "hidden.txt:1: alpha and beta must be numbers"),
