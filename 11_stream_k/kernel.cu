@@ -388,6 +388,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
       // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
       // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
+      // LAB BEGIN: End the segment with fixup.finish_segment: a whole tile through store_accumulators_staged (this
+      // LAB: consumer's 64 rows of the tile), a piece of a shared fixup through store_chunk_staged (rows `half` of
+      // LAB: the piece's tile, columns 32·chunk …).
       fixup.finish_segment(
           segment, acc,
           [&](const float(&sum)[128]) {
@@ -399,6 +402,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
           });
+      // LAB END
     }
     // The block's shared memory must outlive the copy engine's reads of it.
     if (t == 0) bulk_store_wait_all();
@@ -459,10 +463,14 @@ int resident_clusters() {
 template <class Variant>
 stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
   using L = Layout<Variant>;
+  // LAB BEGIN: Plan the shape with stream_k::plan_schedule<Variant>: its cluster tiles (cluster_size block
+  // LAB: tiles stacked vertically, over the columns' tiles), its 64-wide k-slices, the resident clusters, and a
+  // LAB: slot of one partial per block and consumer warpgroup, 32 float4 per thread of a warpgroup.
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
   return stream_k::plan_schedule<Variant>(ceil_div(tiles_m, L::cluster_size) * tiles_n,
                                           int(ceil_div(k, L::block_tile_k)), resident, L::cluster_size * L::consumers,
                                           32 * warpgroup_threads * sizeof(float4));
+  // LAB END
 }
 
 // Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer), 256

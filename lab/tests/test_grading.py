@@ -76,6 +76,14 @@ class CasesTest(unittest.TestCase):
         self.assertEqual(cases[2].arguments(), ["--m", "127", "--n", "129", "--k", "67", "--alpha", "-1.25",
                                                 "--beta", "0.0", "--initial-c", "nan"])
 
+    def test_strided_cases_carry_their_leading_dimensions(self):
+        case = parse_cases("127 129 67 1 0.5 random 72 136 132\n", "x", "standard")[0]
+        self.assertEqual(case.strides, (72, 136, 132))
+        self.assertEqual(case.arguments()[6:12], ["--lda", "72", "--ldb", "136", "--ldc", "132"])
+        self.assertEqual(case.as_record()["ldc"], 132)
+        with self.assertRaises(UsageError):
+            parse_cases("127 129 67 1 0.5 random 66 136 132\n", "x", "standard")  # lda < K
+
     def test_instructor_file_with_comments_and_default_initial_c(self):
         text = "# hidden cases\n\n333 222 111 2 0.5   # tall-ish\n1000 1 1000 1 0 nan\n"
         cases = parse_cases(text, "hidden.txt", "instructor")
