@@ -546,7 +546,7 @@ class Grader:
             problem = self.check_todos_only(step, texts, handouts)
             if problem:
                 log(f"{step}: refused: {problem}")
-                results[step] = {"ok": False, "error": f"refused: {problem}", "reason": "refused"}
+                results[step] = {"ok": False, "error": problem, "reason": "refused"}
                 continue
             kernels.update(texts)
         tree = self.work / "submission-tree"
@@ -571,7 +571,7 @@ class Grader:
                 problem = self.check_own_kernels(build, step)
                 if problem:
                     log(f"{step}: refused: {problem}")
-                    results[step] = {"ok": False, "error": f"refused: {problem}", "reason": "refused"}
+                    results[step] = {"ok": False, "error": problem, "reason": "refused"}
                 else:
                     results[step] = {"ok": True, "error": "", "reason": ""}
                 continue

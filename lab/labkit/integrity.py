@@ -69,7 +69,8 @@ def _longest_prefix_found(block, lines, start):
 
 def changed_outside_todos(handout_lines, todos, submission_text, name="the handout's file"):
     """'' when the submission is the handout with each TODO block replaced by any lines; else one
-    line saying where it is not: the first line of the handout that is changed or missing."""
+    line saying where it is not: the first line of the handout before which, or at which, the
+    submission adds, changes or removes lines outside the TODOs."""
     handout = [line.rstrip() for line in handout_lines]
     # LAB marker lines are comments: the solution tree keeps those of the regions a release at this
     # level does not blank, and a student may leave any; they are not compared.
@@ -83,7 +84,8 @@ def changed_outside_todos(handout_lines, todos, submission_text, name="the hando
     segments.append((previous, handout[previous - 1:]))
 
     def changed(line):
-        return f"line {line} of {name} is changed or missing outside the TODOs: '{handout[line - 1].strip()}'"
+        return (f"line {line} of {name} ('{handout[line - 1].strip()}'): lines are added, changed or removed here, "
+                "outside the TODOs")
 
     if not todos:
         if submitted == handout:

@@ -274,8 +274,9 @@ def _step_section(result, scored):
         lines += ["This tree is a student copy without the reference solution of this step: performance is shown "
                   "against cuBLAS and scored by the instructor's grading.", ""]
     if not result["compile"]["ok"]:
-        headline = ("**Did not compile.** The compiler's first error:" if _not_built(result) == "did not compile"
-                    else "**Not built:** nothing to compile.")
+        headline = {"did not compile": "**Did not compile.** The compiler's first error:",
+                    "refused": "**Refused** (integrity, lab/labkit/integrity.py), so not built or run:"}.get(
+                        _not_built(result), "**Not built:** nothing to compile.")
         lines += [headline, "", "```",
                   result["compile"].get("error", "").rstrip(), "```", ""]
         return lines

@@ -251,7 +251,7 @@ class GradeBuildTest(unittest.TestCase):
         code, output = self.grade("--submission", outside.parents[1], "--steps", "04", "--out", grades / "outside")
         self.assertEqual(code, exit_codes.EXIT_OK, output[-4000:])
         outside_report = (grades / "outside" / "report.md").read_text()
-        self.assertIn("changed or missing outside the TODOs", outside_report)
+        self.assertIn("lines are added, changed or removed here, outside the TODOs", outside_report)
         record = json.loads((grades / "outside" / "grading.json").read_text())["steps"][0]
         self.assertEqual(record["compile"]["reason"], "refused")
 
@@ -259,7 +259,8 @@ class GradeBuildTest(unittest.TestCase):
         table = self.tmp / "class.csv"
         code, out = lab.main(["collect", "--grades", str(grades), "--out", str(table)]), None
         self.assertEqual(code, exit_codes.EXIT_OK)
-        rows = {row["submission"]: row for row in csv.DictReader(table.open(encoding="utf-8"))}
+        with table.open(encoding="utf-8") as f:
+            rows = {row["submission"]: row for row in csv.DictReader(f)}
         self.assertEqual(sorted(rows), ["outside", "reference"])
         self.assertEqual(rows["reference"]["04_outer_product status"], "built, host tests pass, no GPU run")
         self.assertEqual(rows["outside"]["refused_steps"], "04_outer_product")

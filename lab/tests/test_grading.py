@@ -543,8 +543,8 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
             record = grader.grade(self.tmp / "out" / "logs")
         step = record["steps"][0]
         self.assertEqual(step["compile"]["reason"], "refused")
-        self.assertEqual(step["integrity"][0]["detail"], "line 7 of 02_fake/kernel.cu as handed out is changed or missing outside "
-                                                         "the TODOs: 'exit 0'")
+        self.assertEqual(step["integrity"][0]["detail"], "line 7 of 02_fake/kernel.cu as handed out ('exit 0'): lines "
+                                                         "are added, changed or removed here, outside the TODOs")
         self.assertFalse((self.tmp / "work" / "submission-build" / "bin" / "02_fake").exists())
 
 

@@ -69,7 +69,8 @@ class TodosOnlyTest(unittest.TestCase):
             (base.replace("  c[0] = acc;\n", "  c[0] = acc + 1;\n"), "line 6 of the handout's file"),
             (base.replace("  c[0] = acc;\n", ""), "line 6 of the handout's file"),
             (base.replace('#include "step.hpp"\n', '#include "step.hpp"\n#include <cublas_v2.h>\n'),
-             "line 2 of the handout's file is changed or missing outside the TODOs: 'namespace {'"),
+             "line 2 of the handout's file ('namespace {'): lines are added, changed or removed here, outside the "
+             "TODOs"),
             (base.replace("}  // namespace\n", "}  // namespace\nint helper() { return 1; }\n"),
              "line 9 of the handout's file"),
             (base.replace("namespace {", "namespace{"), "line 2 of the handout's file"),

@@ -179,7 +179,7 @@ class FairTimingAndIntegrityScoreTest(unittest.TestCase):
     def test_a_refused_step_scores_nothing_and_says_why(self):
         record = load("grading_full_marks.json")
         step = dict(record["steps"][0], compile={"ok": False, "reason": "refused",
-                                                 "error": "refused: line 12 of the handout's file is changed"},
+                                                 "error": "line 12 of the handout's file is changed"},
                     integrity=[{"check": "only the TODOs changed", "status": "fail",
                                 "detail": "line 12 of the handout's file is changed"}],
                     cases=[dict(c, status="not run", detail="refused") for c in record["steps"][0]["cases"]])
@@ -188,6 +188,7 @@ class FairTimingAndIntegrityScoreTest(unittest.TestCase):
         parts = parts_by_name([scored])
         self.assertEqual(parts["02_block_tiling: integrity, only the TODOs changed"].status, "failed")
         self.assertIn("refused:", parts["02_block_tiling: performance"].output)
+        self.assertIn("**Refused** (integrity", report.markdown_report(dict(record, steps=[step]), [scored]))
         results = report.gradescope_results(dict(record, steps=[step]), [scored])
         self.assertIn({"name": "02_block_tiling: integrity, only the TODOs changed", "score": 0.0, "max_score": 0.0,
                        "output": "FAIL: line 12 of the handout's file is changed", "visibility": "visible",
