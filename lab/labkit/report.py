@@ -227,7 +227,8 @@ def markdown_report(record, scores):
         f"- submission: `{record['submission']}`",
         f"- reference: `{record['reference']}`" + (f" (commit {record['reference_commit'][:12]})"
                                                    if record.get("reference_commit") else ""),
-        f"- GPU: {record.get('gpu') or 'unknown'}; graded {record.get('started', '')}",
+        f"- GPU: {record.get('gpu') or ('none, graded without one (--no-gpu)' if record.get('mode') == 'no-gpu' else 'unknown')}"
+        f"; graded {record.get('started', '')}",
         f"- rubric per step: correctness {rubric['correctness']['points']:g}, compute-sanitizer "
         f"{rubric['sanitizer']['points']:g}, performance {perf_rubric['points']:g} at {size} (full points from "
         f"{perf_rubric['full_at']:.0%} of the reference solution's speed, none at {perf_rubric['zero_at']:.0%}; "
