@@ -371,9 +371,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 // ---- Launch -----------------------------------------------------------------------------------------
 
 // TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and so does
-// the TMA store of C (ldc a multiple of 4 floats). Other problems go to 08's kernel.
+// the TMA store of C (ldc a multiple of 4 floats); the store also writes whole 16-byte chunks, so a
+// row of C must end on one (N a multiple of 4), or its last chunk would spill into the gap after it.
+// Other problems go to 08's kernel.
 bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float));
+  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float)) &&
+         p.n % 4 == 0;
 }
 
 template <class Variant>

@@ -418,9 +418,11 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 // ---- Launch -----------------------------------------------------------------------------------------
 
 // TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and so does
-// the TMA store of C (ldc a multiple of 4 floats). Other problems go to 08's kernel.
+// the TMA store of C (ldc a multiple of 4 floats); the store also writes whole 16-byte chunks, so a
+// row of C must end on one (N a multiple of 4, as in 10). Other problems go to 08's kernel.
 bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float));
+  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float)) &&
+         p.n % 4 == 0;
 }
 
 template <class Variant>
@@ -480,7 +482,7 @@ stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
 // variant): tiles · s slots, which grows with the shape. None where the strides send the problem to 08.
 template <class Variant>
 std::size_t workspace_bytes(Shape shape, Strides strides) {
-  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0 || strides.ldc % 4 != 0) return 0;
+  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0 || strides.ldc % 4 != 0 || shape.n % 4 != 0) return 0;
   const stream_k::Plan plan = plan_schedule<Variant>(shape.m, shape.n, shape.k, resident_clusters<Variant>());
   return plan.partial_bytes + plan.flag_bytes;
 }

@@ -15,7 +15,7 @@
 namespace worklog::stream_k {
 
 // C = alpha·A·B + beta·C by step 11: its kernel where TMA can describe A, B and C (bases 16-byte
-// aligned, lda and ldb multiples of 8, ldc of 4), step 08's otherwise. p.workspace must hold
+// aligned, lda and ldb multiples of 8, ldc and N of 4), step 08's otherwise. p.workspace must hold
 // workspace_bytes(shape, strides) bytes.
 void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 

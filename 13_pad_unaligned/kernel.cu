@@ -436,34 +436,31 @@ void launch_in_place(const GemmProblem<__half>& p, cudaStream_t stream) {
 
 // ---- The decision ---------------------------------------------------------------------------------------
 
-// Which path a problem takes, which operands it copies, and where each buffer lies in the workspace.
-enum class Route {
-  step_12,        // 12's launcher on the operands (their padded copies where unaligned): swap kernel, or 11 above
-  in_place,       // M ≤ in_place_max_m, B's rows unaligned: the in-place kernel reads A and B where they are
-  swap_direct_c,  // M above 12's swap, C's rows unaligned, K ≤ direct_c_max_k: 12's swap kernel writes C
-  staged_c,       // M above 12's swap, C's rows unaligned, K larger: 11 into a padded C, then copied out
+enum class Route {  // which path a problem takes
+  step_12,          // 12's launcher on the operands (their padded copies where unaligned): swap kernel, or 11 above
+  in_place,         // M ≤ in_place_max_m, B's rows unaligned: the in-place kernel reads A and B where they are
+  swap_direct_c,    // M above 12's swap, C's rows unaligned, K ≤ direct_c_max_k: 12's swap kernel writes C
+  staged_c,         // M above 12's swap, C's rows unaligned, K larger: 11 into a padded C, then copied out
 };
 
 struct Padding {
   Route route = Route::step_12;
   bool pad_a = false, pad_b = false, stage_c = false;
   long long k8 = 0, n8 = 0;  // K and N rounded up to a multiple of 8: the padded copies' leading dimensions
-  std::size_t a_offset = 0, b_offset = 0, c_offset = 0;  // the padded A (M × K8), B (K × N8), C (M × N8 FP32)
-  std::size_t rest_offset = 0, rest_bytes = 0;           // the workspace of the path it hands over to
-  std::size_t total = 0;
+  std::size_t a_offset = 0, b_offset = 0, c_offset = 0;    // the padded A (M × K8), B (K × N8), C (M × N8 FP32)
+  std::size_t rest_offset = 0, rest_bytes = 0, total = 0;  // the workspace of the path it hands over to; all
 };
 
 // a_ok, b_ok: TMA can describe A's and B's rows where they are (base and leading dimension 16-byte
-// aligned); c_ok: so can 11's TMA store C's.
+// aligned); c_ok: so can 11's TMA store C's (and its rows end on a 16-byte chunk: N a multiple of 4).
 template <class Pad>
 Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) {
   Padding d;
   d.k8 = round_up_8(s.k);
   d.n8 = round_up_8(s.n);
-  // LAB BEGIN: The decision (README.md derives it). In place when B's rows are unaligned and M ≤
-  // LAB: Pad::in_place_max_m; else copy A and B where their rows are unaligned (d.pad_a, d.pad_b), and for M
-  // LAB: above swap_ab::max_m with C's rows unaligned: the swap kernel up to K = Pad::direct_c_max_k, a
-  // LAB: staged C (d.stage_c) above. Everything else is 12's launcher (Route::step_12).
+  // LAB BEGIN: The decision (README.md derives it). In place when B's rows are unaligned and M ≤ in_place_max_m;
+  // LAB: else copy A and B where their rows are unaligned, and for M above swap_ab::max_m with C's rows unaligned:
+  // LAB: the swap kernel up to K = direct_c_max_k, a staged C above (N8 columns: B copied unless N = N8).
   if (!b_ok && s.m <= Pad::in_place_max_m) {
     d.route = Route::in_place;
   } else {
@@ -471,6 +468,7 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
     d.pad_b = !b_ok;
     if (s.m > swap_ab::max_m && !c_ok) d.route = s.k <= Pad::direct_c_max_k ? Route::swap_direct_c : Route::staged_c;
     d.stage_c = d.route == Route::staged_c;
+    d.pad_b = d.pad_b || (d.stage_c && d.n8 != s.n);
   }
   // LAB END
   // The buffers, in this order, each on a 256-byte boundary; then the workspace of the path it hands over to.
@@ -488,8 +486,10 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
                           d.stage_c ? int(d.n8) : strides.ldc};
   switch (d.route) {
     case Route::step_12:
-    case Route::staged_c:
       d.rest_bytes = swap_ab::workspace_bytes(s, handed);
+      break;
+    case Route::staged_c:
+      d.rest_bytes = swap_ab::workspace_bytes(Shape{s.m, int(d.n8), s.k}, handed);
       break;
     case Route::in_place:
       d.rest_bytes = in_place_workspace_bytes(s);
@@ -509,7 +509,7 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
 template <class Pad>
 std::size_t padded_workspace_bytes(Shape s, Strides strides) {
   const bool a_ok = strides.lda % halves_per_chunk == 0, b_ok = strides.ldb % halves_per_chunk == 0,
-             c_ok = strides.ldc % 4 == 0;
+             c_ok = strides.ldc % 4 == 0 && s.n % 4 == 0;
   const std::size_t as_strides = plan_padding<Pad>(s, strides, a_ok, b_ok, c_ok).total;
   if (a_ok && b_ok && c_ok) return as_strides;
   return std::max(as_strides, plan_padding<Pad>(s, strides, false, false, false).total);
@@ -520,7 +520,7 @@ std::size_t padded_workspace_bytes(Shape s, Strides strides) {
 template <class Pad>
 void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   const bool a_ok = tma_describable(p.a, p.lda), b_ok = tma_describable(p.b, p.ldb),
-             c_ok = tma_describable(p.c, p.ldc, sizeof(float));
+             c_ok = tma_describable(p.c, p.ldc, sizeof(float)) && p.n % 4 == 0;
   const Padding d = plan_padding<Pad>(shape_of(p), strides_of(p), a_ok, b_ok, c_ok);
   // A workspace sized for aligned pointers holds no padded copies: such operands go to 08's kernel.
   if (d.total > (p.workspace ? p.workspace_bytes : 0)) return mma_ldmatrix::launch(p, stream);
@@ -532,9 +532,8 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   __half* a_padded = reinterpret_cast<__half*>(scratch + d.a_offset);
   __half* b_padded = reinterpret_cast<__half*>(scratch + d.b_offset);
   float* c_padded = reinterpret_cast<float*>(scratch + d.c_offset);
-  // LAB BEGIN: The padded hand-off. Copy A (M × K, rows lda apart → K8 apart) and B (K × N, ldb → N8) into
-  // LAB: a_padded and b_padded where d says so (launch_pad_copy), and point q at the copies with their leading
-  // LAB: dimensions; when C is staged, q writes alpha·A·B (beta 0) into c_padded, N8 floats a row.
+  // LAB BEGIN: The padded hand-off. Copy A (rows lda apart → K8) and B (ldb → N8) where d says so, and point q
+  // LAB: at the copies; a staged C: q writes alpha·A·B (beta 0) into c_padded, N8 columns, N8 floats a row.
   if (d.pad_a) {
     launch_pad_copy(p.a, p.m, p.k, p.lda, a_padded, d.k8, stream);
     q.a = a_padded;
@@ -546,6 +545,7 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
     q.ldb = int(d.n8);
   }
   if (d.stage_c) {
+    q.n = int(d.n8);
     q.c = c_padded;
     q.ldc = int(d.n8);
     q.beta = 0.0f;

@@ -68,14 +68,15 @@ __device__ __forceinline__ uint4 masked_8_halves(const __half* src, int first, i
 // Copies one 16-byte chunk of a tile, 8 halves starting at `src`, of which the first `valid` lie
 // inside the matrix (valid <= 0: none), into `dst` in shared memory, zeros for the rest.
 //   aligned: the matrix's rows start on 16-byte boundaries (base and leading dimension), so every
-//     chunk does: one cp.async that reads the valid halves alone (the rest of a row's last chunk, past
-//     its end, is zero-filled, never read), from `fallback` (any valid address) when none is valid.
+//     chunk does: one cp.async, with zero fill outside the matrix, reading from `fallback` (any valid
+//     address) instead of past the edge. The last chunk of a row whose length is no multiple of 8
+//     (valid 1 … 7) is read element by element as below: its 16 bytes may reach past the allocation.
 //   otherwise: 16-byte reads are not allowed, so the thread reads the halves one by one, each only
 //     if it is inside, and stores the 16 bytes itself: correct for any shape, but synchronous.
 template <bool aligned>
 __device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
-  if constexpr (aligned) {
-    copy_16_bytes_zero_fill(dst, valid > 0 ? src : fallback, valid >= 8 ? 16 : valid > 0 ? 2 * valid : 0);
+  if (aligned && (valid >= 8 || valid <= 0)) {
+    copy_16_bytes_zero_fill(dst, valid > 0 ? src : fallback, valid > 0 ? 16 : 0);
   } else {
     *reinterpret_cast<uint4*>(dst) = masked_8_halves(src, 0, valid);
   }
