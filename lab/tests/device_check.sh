@@ -4,7 +4,7 @@
 #
 #     lab/tests/device_check.sh OUT [PHASE...]      (phases: grade release; default both)
 #
-# grade (about 6 to 8 minutes on an H100 with 16 cores, most of it the one build):
+# grade (its TIME line gives the wall time of each grading):
 #   1. the reference graded against itself, every lab step this GPU supports (Hopper steps on
 #      compute capability 9.0 only), with the course's rubric but shorter timing: 100 of 100 each;
 #   2. a planted wrong solution (04 ignoring beta), with instructor cases: below the pass mark,
@@ -13,7 +13,7 @@
 #   4. an unmodified release of 04: 0 correctness, no crash;
 #   the wall time of each grading: the first builds the reference (the time per class), the
 #   later ones only the submission's kernels (the time per submission).
-# release (about 4 to 5 minutes): the release of every lab step, with the reference solution
+# release (its line gives the time): the release of every lab step, with the reference solution
 #   filled in, built and tested with the commands its LAB.md gives (the test workflow: every test,
 #   the GPU and sanitizer tests included), then LAB.md's step and sanitizer commands.
 #
@@ -79,7 +79,7 @@ grade() {  # grade NAME ARGS...: lab.py grade into OUT/NAME; its wall time into 
 }
 
 if [[ " ${phases[*]} " == *" grade "* ]]; then
-  # The course's rubric, but one timing round of 10 iterations (the default is 2 of 20).
+  # The course's rubric, but timing rounds of 10 iterations after 3 warm-ups (the default: 20 after 5).
   echo '{"performance": {"rounds": 2, "warmup": 3, "iters": 10}}' > "$out/rubric.json"
   rm -rf "$out/work" "$out"/{self,bug,outside,skeleton}
   grade self --submission . --steps "$steps"
