@@ -125,10 +125,9 @@ __device__ __forceinline__ CopyPosition copy_position(int e) {
 template <class Config, bool aligned>
 __device__ __forceinline__ void copy_tile_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
   if constexpr (aligned && !Config::asynchronous_copies) {
-    if (valid >= 8)
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    else  // a row's last chunk or none: element by element, zeros outside, as cp.async's zero fill
-      async_copy::copy_chunk<false>(dst, src, valid, fallback);
+    uint4 chunk = make_uint4(0, 0, 0, 0);  // zeros outside the matrix, as cp.async's zero fill
+    if (valid > 0) chunk = *reinterpret_cast<const uint4*>(src);
+    *reinterpret_cast<uint4*>(dst) = chunk;
   } else {
     async_copy::copy_chunk<aligned>(dst, src, valid, fallback);
   }
@@ -327,7 +326,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
 // always in the step's own configuration (variants change the aligned path only).
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (async_copy::rows_16_byte_aligned(p.lda, p.ldb, p.a, p.b))
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.lda, p.ldb, p.a, p.b))
     launch_over_tiles<async_pipeline_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
                                                           Layout<Variant>::threads, Layout<Variant>::shared_bytes,
                                                           stream);

@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
 // in UnalignedConfig (variants change the aligned path only).
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (async_copy::rows_16_byte_aligned(p.lda, p.ldb, p.a, p.b))
+  if (async_copy::rows_16_byte_aligned(p.k, p.n, p.lda, p.ldb, p.a, p.b))
     launch_over_tiles<mma_ldmatrix_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
                                                         Layout<Variant>::threads, Layout<Variant>::shared_bytes,
                                                         stream);

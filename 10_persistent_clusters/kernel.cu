@@ -134,8 +134,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
 // ---- Write back -----------------------------------------------------------------------------------
 
 // Writes one warpgroup's m64n256 accumulators, alpha·acc + beta·C, to the 64 × 256 tile of C at
-// (row0, col0), only inside C (beta == 0: C is not read). Needs ldc even and C 8-byte aligned (the
-// TMA path's checks imply both); an odd N's last column goes out alone.
+// (row0, col0), only inside C (beta == 0: C is not read). Needs N and ldc even and C 8-byte aligned
+// (the TMA path's checks imply all three).
 // wgmma's accumulator layout: warp w of the warpgroup holds rows 16w … 16w+15; in each 8-column
 // chunk j, lane l holds columns 8j + 2(l % 4) + {0, 1} of row 16w + l/4 (acc[4j], acc[4j+1]) and of
 // the row 8 below (acc[4j+2], acc[4j+3]). Each pair of columns goes out as one 8-byte store.
@@ -146,17 +146,12 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[128], cons
 #pragma unroll
   for (int j = 0; j < wgmma_n / 8; ++j) {
     const long long col = col0 + j * 8 + 2 * (lane % 4);
-    if (col >= p.n) continue;
+    if (col >= p.n) continue;  // N even, col even: col + 1 < N too
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const long long row = row_top + half * 8;
       if (row >= p.m) continue;
-      float* const c = p.c + row * p.ldc + col;
-      if (col + 1 == p.n) {  // the last column of an odd N: its neighbour lies in C's gap
-        store_c(c, acc[4 * j + 2 * half], p.alpha, p.beta);
-        continue;
-      }
-      float2* out = reinterpret_cast<float2*>(c);
+      float2* out = reinterpret_cast<float2*>(p.c + row * p.ldc + col);
       float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
       if (p.beta != 0.0f) {
         const float2 old = *out;
@@ -192,9 +187,8 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128
         const int row = warp * 16 + lane / 4 + half * 8, col = jj * 8 + 2 * (lane % 4);
         float2 value = make_float2(p.alpha * acc[4 * j + 2 * half], p.alpha * acc[4 * j + 2 * half + 1]);
         const long long c_row = row0 + row, c_col = col0 + chunk * L::c_chunk_cols + col;
-        if (p.beta != 0.0f && c_row < p.m && c_col < p.n) {  // C is read only inside C: an odd N's last column alone
-          const float* const c = p.c + c_row * p.ldc + c_col;
-          const float2 old = c_col + 1 < p.n ? *reinterpret_cast<const float2*>(c) : make_float2(*c, 0.0f);
+        if (p.beta != 0.0f && c_row < p.m && c_col < p.n) {  // N even: c_col + 1 < N too
+          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.ldc + c_col);
           value.x += p.beta * old.x;
           value.y += p.beta * old.y;
         }

@@ -176,9 +176,8 @@ __device__ __forceinline__ void stage_chunk(const float (&v)[16], const GemmProb
       float2 value = make_float2(p.alpha * v[4 * jj + 2 * half], p.alpha * v[4 * jj + 2 * half + 1]);
       if constexpr (reads_c) {
         const long long c_row = row0 + row, c_col = col0 + col;
-        if (c_row < p.m && c_col < p.n) {  // C is read only inside C: an odd N's last column alone
-          const float* const c = p.c + c_row * p.ldc + c_col;
-          const float2 old = c_col + 1 < p.n ? *reinterpret_cast<const float2*>(c) : make_float2(*c, 0.0f);
+        if (c_row < p.m && c_col < p.n) {  // N a multiple of 4 on this path: c_col + 1 < N too
+          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.ldc + c_col);
           value.x += p.beta * old.x;
           value.y += p.beta * old.y;
         }
@@ -363,7 +362,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of 32 float4 a thread, pieces of
     // one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
-    stream_k::Fixup<cluster_size, L::consumers, 32, 4, FlagWait> fixup(s, rank, consumer, barrier);
+    stream_k::Fixup<cluster_size, L::consumers, 32, 4, FlagWait> fixup(rank, consumer, barrier);
 
     int slice = 0;
     unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
@@ -392,13 +391,13 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       // LAB: consumer's 64 rows of the tile), a piece of a shared fixup through store_chunk_staged (rows `half` of
       // LAB: the piece's tile, columns 32·chunk …).
       fixup.finish_segment(
-          segment, acc,
+          s, segment, acc,
           [&](const float(&sum)[128]) {
             store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
                                          origin.col);
           },
-          [&](const float(&sum)[16], long long tile, int half, int chunk) {
-            const TileOrigin piece = tile_origin(tile);
+          tile_origin,
+          [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
           });

@@ -296,16 +296,23 @@ inline unsigned next_epoch() {
 
 // Counts one part of a tile in, for a kernel whose last part to finish adds up the others (13's
 // in-place kernel); true for the last of this launch. The counter holds the launch's epoch in its
-// high half and the parts counted so far in its low half: whatever an earlier launch left there (another
-// epoch) counts as none, so nothing is ever reset. The caller fences its partial before, and after.
+// high half and the parts counted so far in its low half, so nothing is ever reset: a part adds 1 and
+// is counted when the epoch it finds is this launch's; the first to find another (whatever an earlier
+// launch left) installs this launch's epoch with a count of 1, and a part that finds it installed by
+// then adds itself again. One atomic per part but for the first. The caller fences its partial before,
+// and after.
 __device__ __forceinline__ bool last_part_in(unsigned long long* counter, unsigned epoch, int parts) {
-  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
-  for (;;) {
-    const unsigned long long counted = (seen >> 32) == epoch ? (seen & 0xffffffffull) : 0;
-    const unsigned long long got = atomicCAS(counter, seen, (unsigned long long)epoch << 32 | (counted + 1));
-    if (got == seen) return counted + 1 == (unsigned long long)parts;
-    seen = got;
+  const unsigned long long mine = (unsigned long long)epoch << 32;
+  unsigned long long seen = atomicAdd(counter, 1ull);
+  while ((seen >> 32) != epoch) {  // an earlier launch's value, one more now: install this launch's
+    const unsigned long long after = seen + 1, got = atomicCAS(counter, after, mine | 1);
+    if (got == after) return parts == 1;
+    if ((got >> 32) == epoch)
+      seen = atomicAdd(counter, 1ull);  // installed meanwhile: count in
+    else
+      seen = got - 1;  // still an earlier value: try again on it
   }
+  return (seen & 0xffffffffull) + 1 == (unsigned long long)parts;
 }
 
 // Points the plan's schedule at the problem's workspace (partials, then flags) and gives it a new
@@ -340,49 +347,50 @@ class Fixup {
   static constexpr int partial_float4s = float4s * warpgroup_threads;
   static_assert(float4s % piece_float4s == 0, "piece_float4s must divide a consumer's float4s");
 
-  // This warpgroup (consumer `consumer` of block `rank`), its named barrier.
-  __device__ __forceinline__ Fixup(const Schedule& s, unsigned rank, int consumer, int barrier)
-      : s_(s), rank_(int(rank)), consumer_(consumer), barrier_(barrier), t_(threadIdx.x % warpgroup_threads) {}
+  // This warpgroup (consumer `consumer` of block `rank`), its named barrier. The schedule (the
+  // kernel's parameter) comes with every call.
+  __device__ __forceinline__ Fixup(unsigned rank, int consumer, int barrier)
+      : rank_(int(rank)), consumer_(consumer), barrier_(barrier), t_(threadIdx.x % warpgroup_threads) {}
 
   // After the K loop of a segment: a whole tile goes to C (store_tile(acc)); the unit holding slice 0
   // of a tile fixed up alone publishes, adds the others' partials and writes it; any other part of a
   // split tile leaves its partial. At a range's end: publish, then share the fixup of the tiles it
-  // began or ended in (store_piece(sum, tile, half, piece of that consumer)).
-  template <class StoreTile, class StorePiece>
-  __device__ __forceinline__ void finish_segment(const Segment& segment, float (&acc)[accumulators],
-                                                 StoreTile store_tile, StorePiece store_piece) {
-    if (segment.k_begin == 0 && segment.k_end == s_.k_tiles) {
+  // began or ended in (store_piece(sum, the tile's origin_of, half, piece of that consumer)).
+  template <class StoreTile, class OriginOf, class StorePiece>
+  __device__ __forceinline__ void finish_segment(const Schedule& s, const Segment& segment, float (&acc)[accumulators],
+                                                 StoreTile store_tile, OriginOf origin_of, StorePiece store_piece) {
+    if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
       store_tile(acc);
-    } else if (segment.k_begin == 0 && s_.fixed_up_alone(segment.tile)) {
+    } else if (segment.k_begin == 0 && s.fixed_up_alone(segment.tile)) {
       // Publish what this unit left for others before waiting, so that no unit waits on a waiting one.
-      publish(segment.unit);
-      add_later_partials(segment.unit, segment.tile, acc);
+      publish(s, segment.unit);
+      add_later_partials(s, segment.unit, segment.tile, acc);
       store_tile(acc);
     } else {
       // Part of a split tile: the partial goes to the workspace, published when the range ends (the
       // stores drain meanwhile; nobody reads it earlier).
-      const int slot = s_.slot(segment.unit, segment.k_begin);
-      store_partial(acc, partial(slot, consumer_));
-      pending_ |= 1 << (slot - s_.slot(segment.unit, 1));
+      const int slot = s.slot(segment.unit, segment.k_begin);
+      store_partial(acc, partial(s, slot, consumer_));
+      pending_ |= 1 << (slot - s.slot(segment.unit, 1));
     }
     if (segment.ends_range) {
-      publish(segment.unit);
+      publish(s, segment.unit);
       long long first, last;
-      s_.tiles_to_share(segment.unit, first, last);
+      s.tiles_to_share(segment.unit, first, last);
 #pragma unroll 1
       for (int i = 0; i < 2; ++i) {
         const long long tile = i == 0 ? first : last;
-        if (tile >= 0) share(segment.unit, tile, store_piece);
+        if (tile >= 0) share(s, segment.unit, tile, origin_of, store_piece);
       }
     }
   }
 
  private:
-  __device__ __forceinline__ float4* partial(int slot, int half) const {
-    return s_.partials + ((slot * blocks + rank_) * consumers + half) * partial_float4s;
+  __device__ __forceinline__ float4* partial(const Schedule& s, int slot, int half) const {
+    return s.partials + ((slot * blocks + rank_) * consumers + half) * partial_float4s;
   }
-  __device__ __forceinline__ unsigned* flag(int slot, int half) const {
-    return s_.flags + (slot * blocks + rank_) * consumers + half;
+  __device__ __forceinline__ unsigned* flag(const Schedule& s, int slot, int half) const {
+    return s.flags + (slot * blocks + rank_) * consumers + half;
   }
 
   // L2 only (__stcg): another SM reads it.
@@ -395,20 +403,20 @@ class Fixup {
 
   // Publishes this consumer's partials stored since the last call (pending_, bit b: unit u's slot of
   // type b, Schedule::slot): every thread's stores, then the flags (release).
-  __device__ __forceinline__ void publish(int u) {
+  __device__ __forceinline__ void publish(const Schedule& s, int u) {
     if (pending_ == 0) return;
     named_barrier_sync<warpgroup_threads>(barrier_);
     if (t_ == 0)
       for (int type = 0; type < 2; ++type)
-        if (pending_ & (1 << type)) store_release_gpu(flag(s_.slot(u, 1) + type, consumer_), s_.epoch);
+        if (pending_ & (1 << type)) store_release_gpu(flag(s, s.slot(u, 1) + type, consumer_), s.epoch);
     pending_ = 0;
   }
 
   // Adds to sum the float4s [first, first + count) of this thread of the partials (of consumer `half`)
   // of units v0 … v1 of `tile`, in the order of the units: `in_flight` loads, then their sums.
   template <int count, int in_flight>
-  __device__ __forceinline__ void add_partials(float (&sum)[4 * count], long long tile, int v0, int v1, int half,
-                                               int first) const {
+  __device__ __forceinline__ void add_partials(const Schedule& s, float (&sum)[4 * count], long long tile, int v0,
+                                               int v1, int half, int first) const {
     auto add = [&](const float4& part, int i) {
       sum[4 * i] += part.x;
       sum[4 * i + 1] += part.y;
@@ -418,7 +426,7 @@ class Fixup {
     if constexpr (count >= in_flight) {  // one unit at a time, its float4s in batches
       static_assert(count % in_flight == 0, "in_flight must divide count");
       for (int v = v0; v <= v1; ++v) {
-        const float4* source = partial(s_.slot_in(v, tile), half) + first * warpgroup_threads + t_;
+        const float4* source = partial(s, s.slot_in(v, tile), half) + first * warpgroup_threads + t_;
 #pragma unroll
         for (int batch = 0; batch < count / in_flight; ++batch) {
           float4 part[in_flight];
@@ -435,7 +443,7 @@ class Fixup {
 #pragma unroll
         for (int b = 0; b < units; ++b)
           if (v + b <= v1) {
-            const float4* source = partial(s_.slot_in(v + b, tile), half) + first * warpgroup_threads + t_;
+            const float4* source = partial(s, s.slot_in(v + b, tile), half) + first * warpgroup_threads + t_;
 #pragma unroll
             for (int i = 0; i < count; ++i) part[b][i] = __ldcg(source + i * warpgroup_threads);
           }
@@ -451,42 +459,44 @@ class Fixup {
 
   // The fixup by one unit alone: unit u holds slice 0 of `tile` and adds the partials of the units
   // after it, in order, to its own accumulators, once their flags say they are there.
-  __device__ __forceinline__ void add_later_partials(int u, long long tile, float (&acc)[accumulators]) {
-    const int c1 = s_.last_unit(tile);
+  __device__ __forceinline__ void add_later_partials(const Schedule& s, int u, long long tile,
+                                                     float (&acc)[accumulators]) {
+    const int c1 = s.last_unit(tile);
     for (int i = t_; i < c1 - u; i += warpgroup_threads) {
-      const int v = u + 1 + i, slot = s_.slot_in(v, tile);
-      flag_wait<FlagWait>(flag(slot, consumer_), s_.epoch, slot);
+      const int v = u + 1 + i, slot = s.slot_in(v, tile);
+      flag_wait<FlagWait>(flag(s, slot, consumer_), s.epoch, slot);
     }
     named_barrier_sync<warpgroup_threads>(barrier_);
-    add_partials<float4s, (float4s < 8 ? float4s : 8)>(acc, tile, u + 1, c1, consumer_, 0);
+    add_partials<float4s, (float4s < 8 ? float4s : 8)>(s, acc, tile, u + 1, c1, consumer_, 0);
   }
 
   // The shared fixup of split tile `tile` by unit u: its contributors are units c0 … c1, in the order
   // of their k-slices; their consumer warpgroups share out its pieces, and each adds up the partials of
   // its pieces, in that order, and writes them (store_piece).
-  template <class StorePiece>
-  __device__ __forceinline__ void share(int u, long long tile, StorePiece store_piece) {
-    const int c0 = s_.first_unit(tile), c1 = s_.last_unit(tile), n = c1 - c0 + 1;
+  template <class OriginOf, class StorePiece>
+  __device__ __forceinline__ void share(const Schedule& s, int u, long long tile, OriginOf origin_of,
+                                        StorePiece store_piece) {
+    const int c0 = s.first_unit(tile), c1 = s.last_unit(tile), n = c1 - c0 + 1;
     int first_piece, end_piece;
-    s_.share(u, tile, consumer_, consumers, pieces, first_piece, end_piece);
+    s.share(u, tile, consumer_, consumers, pieces, first_piece, end_piece);
     if (first_piece == end_piece) return;
     // Every partial of the tile must be there: its flags, waited for by parallel threads.
     for (int i = t_; i < n * consumers; i += warpgroup_threads) {
-      const int v = c0 + i / consumers, slot = s_.slot_in(v, tile);
-      flag_wait<FlagWait>(flag(slot, i % consumers), s_.epoch, slot);
+      const int v = c0 + i / consumers, slot = s.slot_in(v, tile);
+      flag_wait<FlagWait>(flag(s, slot, i % consumers), s.epoch, slot);
     }
     named_barrier_sync<warpgroup_threads>(barrier_);
+    const auto origin = origin_of(tile);  // once per tile: the step's tile order may cost divisions
     for (int piece = first_piece; piece < end_piece; ++piece) {
       const int half = piece / pieces_per_consumer, within = piece % pieces_per_consumer;
       float sum[4 * piece_float4s];
 #pragma unroll
       for (int i = 0; i < 4 * piece_float4s; ++i) sum[i] = 0.0f;
-      add_partials<piece_float4s, 8>(sum, tile, c0, c1, half, within * piece_float4s);
-      store_piece(sum, tile, half, within);
+      add_partials<piece_float4s, 8>(s, sum, tile, c0, c1, half, within * piece_float4s);
+      store_piece(sum, origin, half, within);
     }
   }
 
-  const Schedule& s_;
   int rank_, consumer_, barrier_, t_;
   int pending_ = 0;  // partials of the current unit not yet published (publish)
 };

@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
     // pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
-    stream_k::Fixup<1, L::consumers, L::groups, 1, FlagWait> fixup(s, 0, consumer, barrier);
+    stream_k::Fixup<1, L::consumers, L::groups, 1, FlagWait> fixup(0, consumer, barrier);
 
     // The ring of stages, as the producer walks it; the descriptors of stage 0 (stage s: s·stage_bytes further).
     int stage = 0, phase = 0, previous = 0;
@@ -309,12 +309,12 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
       // A whole tile (or one this unit fixes up alone) goes to C transposed: alpha·acc + beta·C, only
       // inside C; a piece of a shared fixup likewise, 8 rows of this tile's columns `half`.
       fixup.finish_segment(
-          segment, acc,
+          s, segment, acc,
           [&](const float(&sum)[L::accumulators]) {
             store_transposed<L::groups>(sum, p, origin.row, origin.col + consumer * wgmma_m);
           },
-          [&](const float(&sum)[4], long long tile, int half, int group) {
-            const TileOrigin piece = tile_origin(tile);
+          tile_origin,
+          [&](const float(&sum)[4], const TileOrigin& piece, int half, int group) {
             store_transposed<1>(sum, p, piece.row + group * 8, piece.col + half * wgmma_m);
           });
     }

@@ -67,26 +67,27 @@ __device__ __forceinline__ uint4 masked_8_halves(const __half* src, int first, i
 
 // Copies one 16-byte chunk of a tile, 8 halves starting at `src`, of which the first `valid` lie
 // inside the matrix (valid <= 0: none), into `dst` in shared memory, zeros for the rest.
-//   aligned: the matrix's rows start on 16-byte boundaries (base and leading dimension), so every
-//     chunk does: one cp.async, with zero fill outside the matrix, reading from `fallback` (any valid
-//     address) instead of past the edge. The last chunk of a row whose length is no multiple of 8
-//     (valid 1 … 7) is read element by element as below: its 16 bytes may reach past the allocation.
+//   aligned: the matrix's rows start on 16-byte boundaries (base and leading dimension) and their
+//     lengths are multiples of 8 halves, so a chunk is wholly inside (valid >= 8) or wholly outside
+//     (valid <= 0): one cp.async, with zero fill outside, reading from `fallback` (any valid
+//     address) instead of past the edge. (A row whose length is no multiple of 8 would end inside a
+//     chunk whose 16 bytes may reach past the allocation: such matrices take the other path.)
 //   otherwise: 16-byte reads are not allowed, so the thread reads the halves one by one, each only
 //     if it is inside, and stores the 16 bytes itself: correct for any shape, but synchronous.
 template <bool aligned>
 __device__ __forceinline__ void copy_chunk(__half* dst, const __half* src, int valid, const __half* fallback) {
-  if (aligned && (valid >= 8 || valid <= 0)) {
+  if constexpr (aligned) {
     copy_16_bytes_zero_fill(dst, valid > 0 ? src : fallback, valid > 0 ? 16 : 0);
   } else {
     *reinterpret_cast<uint4*>(dst) = masked_8_halves(src, 0, valid);
   }
 }
 
-// True when every row of A (leading dimension lda halves) and of B (ldb) starts on a 16-byte
-// boundary, so that the tiles can move by cp.async: lda and ldb multiples of 8, and both matrices
-// 16-byte aligned. (K and N themselves may be anything: a row's last chunk reads its valid halves.)
-inline bool rows_16_byte_aligned(long long lda, long long ldb, const void* a, const void* b) {
-  return lda % 8 == 0 && ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
+// True when the tiles of A (K halves a row, rows lda apart) and B (N halves, ldb apart) can move by
+// cp.async in whole 16-byte chunks (copy_chunk<true>): K, N, lda and ldb multiples of 8, and both
+// matrices 16-byte aligned.
+inline bool rows_16_byte_aligned(long long k, long long n, long long lda, long long ldb, const void* a, const void* b) {
+  return k % 8 == 0 && n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
          reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
 }
 
