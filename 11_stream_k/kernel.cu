@@ -387,21 +387,22 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
       // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
       // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
-      // LAB BEGIN: End the segment with fixup.finish_segment: a whole tile through store_accumulators_staged (this
-      // LAB: consumer's 64 rows of the tile), a piece of a shared fixup through store_chunk_staged (rows `half` of
-      // LAB: the piece's tile, columns 32·chunk …).
       fixup.finish_segment(
           s, segment, acc,
           [&](const float(&sum)[128]) {
+            // LAB BEGIN: Write a whole tile (store_accumulators_staged): this consumer's 64 rows of it.
             store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
                                          origin.col);
+            // LAB END
           },
           tile_origin,
           [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
+            // LAB BEGIN: Write a piece of a shared fixup (store_chunk_staged): rows `half` of the piece's tile,
+            // LAB: columns 32·chunk … .
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
+            // LAB END
           });
-      // LAB END
     }
     // The block's shared memory must outlive the copy engine's reads of it.
     if (t == 0) bulk_store_wait_all();
