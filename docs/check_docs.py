@@ -256,7 +256,8 @@ def undefined_terms(text):
 
 # ---- Measured figures, counts, the ladder, variants, tests ----------------------------------------
 
-GENERATED = re.compile(r"<!-- BEGIN generated: (\S+) -->.*?<!-- END generated: \1 -->", re.DOTALL)
+# A block's BEGIN line may carry its options after the name (plots/readme_blocks.py); its END line names it alone.
+GENERATED = re.compile(r"<!-- BEGIN generated: (\S+)(?: \S+)* -->.*?<!-- END generated: \1 -->", re.DOTALL)
 CELL = re.compile(r"<!-- cell: .*? -->.*?<!-- /cell -->")
 FIGURE = re.compile(r"(?<![\w.\-/·×])(\d[\d,]*(?:\.\d+)?)\s?(%|TFLOP/s|µs|GB\b)")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -228,6 +228,11 @@ class RulesTest(unittest.TestCase):
                          "<!-- END generated: measured/01_step -->\n\n```\n7 TFLOP/s\n```\n")
         self.assertEqual(self.problems(), [])
 
+    def test_a_block_with_options_on_its_begin_line_is_a_block(self):
+        self.step_readme("<!-- BEGIN generated: counters/01_step compare=cuBLAS rows=l2_bytes,tensor -->\n"
+                         "| tensor pipe busy | 41% |\n<!-- END generated: counters/01_step -->\n")
+        self.assertEqual(self.problems(), [])
+
     def test_a_published_figure_needs_its_source_linked_in_the_paragraph(self):
         self.step_readme("The blog published 62.90% of cuBLAS.\n")
         self.assert_one_problem("'62.90%'")
