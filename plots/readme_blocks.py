@@ -12,6 +12,15 @@ generated block, two marker lines with what BLOCKS makes of the results between 
     <!-- END generated: NAME -->
 
 NAME is a block of BLOCKS, alone (`results_table`) or with an argument (`measured/04_outer_product`).
+A block that has choices to make takes them on its BEGIN line, as KEY=VALUE words after NAME (a
+VALUE with no spaces, lists separated by commas); the END line names the block alone:
+
+    <!-- BEGIN generated: counters/09_wgmma_tma compare=08_mma_ldmatrix rows=instructions,issue,tensor -->
+
+So a step's choices (which counters its README shows, what it compares them with, which variants
+its table measures) live in its own README, and nothing here lists the steps: the build's list
+(the add_worklog_step() lines of CMakeLists.txt) is the only one. A block's options are the keyword
+arguments of its function, given with @block(..., options={KEY: default}) (REQUIRED: no default).
 A number that prose keeps is a quoted cell, all on one line and never at the start of one (a line
 that starts with an HTML comment ends the paragraph in Markdown):
 
@@ -38,6 +47,9 @@ when the folder is a checkout's plots/results, its READMEs are rewritten from th
 A new block is a function of the results (a Results) returning Markdown, registered with
 @block(NAME, "its.csv", ...) (argument="what" for NAME/ARGUMENT names); it raises Missing, with a
 message, for what the results lack. A new results CSV needs nothing here to be quoted by cells.
+What a step registers (its .adds and its variants' descriptions) is read from its kernel.cu
+(plots/registrations.py), never written here again: a variant table's "what changes" column is the
+registration's text.
 
 Exit codes (common/exit_codes.hpp, read through common/exit_codes.py): 0 exit_ok, every block and
 cell is current (--check) or written (--write); 1 exit_check_failed, --check found some that differ;
@@ -56,6 +68,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import registrations  # noqa: E402
 import shape_results  # noqa: E402
 from profile_csv import CUBLAS, limited_by_step, load_profile  # noqa: E402
 from results_csv import (InputError, cublas_name, headline_size, latest_per_step, load_rows,  # noqa: E402
@@ -64,8 +77,9 @@ from results_table import build_table, fmt_ms, fmt_pct, fmt_tflops  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
 RESULTS = PLOTS / "results"
+CHECKOUT = PLOTS.parent  # the steps' kernel.cu files, and the CMakeLists.txt that lists them
 
-BEGIN = re.compile(r"<!-- BEGIN generated: (\S+) -->")
+BEGIN = re.compile(r"<!-- BEGIN generated: (\S+)((?: \S+)*) -->")
 END = re.compile(r"<!-- END generated: (\S+) -->")
 ANY_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b", re.IGNORECASE)  # what a mistyped marker still starts with
 CELL = re.compile(r"<!-- cell: (.*?) -->(.*?)<!-- /cell -->")
@@ -87,11 +101,23 @@ class Missing(Exception):
 # ---- The results ------------------------------------------------------------------------------
 
 class Results:
-    """The CSVs of one results folder, each read once when first asked for."""
+    """The CSVs of one results folder, each read once when first asked for; and the registrations
+    of the steps of the checkout `root` (default: this one), which the blocks quote."""
 
-    def __init__(self, folder=RESULTS):
+    def __init__(self, folder=RESULTS, root=None):
         self.folder = Path(folder)
+        self.root = Path(root) if root is not None else CHECKOUT
         self._read = {}
+        self._registrations = {}
+
+    def registration(self, step):
+        """What root/STEP/kernel.cu registers (registrations.Registration); Missing when it cannot be read."""
+        if step not in self._registrations:
+            try:
+                self._registrations[step] = registrations.read(self.root, step)
+            except registrations.RegistrationError as e:
+                raise Missing(str(e)) from None
+        return self._registrations[step]
 
     def _once(self, name, load):
         if name not in self._read:
@@ -371,17 +397,45 @@ def render_cell(spec, results):
 
 # ---- Blocks -------------------------------------------------------------------------------------
 
-Generator = namedtuple("Generator", "render sources argument")
+Generator = namedtuple("Generator", "render sources argument options")
 BLOCKS = {}  # base name -> Generator
+REQUIRED = object()  # an option without a default: the BEGIN line must give it
 
 
-def block(name, *sources, argument=None):
+def block(name, *sources, argument=None, options=None):
     """Register a block generator: render(results) -> Markdown, or render(results, argument) for
-    names `name/ARGUMENT` (argument: what ARGUMENT is, for messages). sources: the CSVs it reads."""
+    names `name/ARGUMENT` (argument: what ARGUMENT is, for messages), with its options as keyword
+    arguments (options: {KEY: default, or REQUIRED}; the values are the BEGIN line's text).
+    sources: the CSVs it reads."""
     def register(render):
-        BLOCKS[name] = Generator(render, sources, argument)
+        BLOCKS[name] = Generator(render, sources, argument, dict(options or {}))
         return render
     return register
+
+
+def block_options(generator, words):
+    """{KEY: VALUE} of a BEGIN line's words after the name, defaults filled in; Missing for a word
+    that is not KEY=VALUE, a key given twice or unknown, and a required key left out."""
+    given = {}
+    for word in words.split():
+        key, equals, value = word.partition("=")
+        if not equals or not key:
+            raise Missing(f"'{word}' is not KEY=VALUE")
+        if key in given:
+            raise Missing(f"'{key}=' given twice")
+        if key not in generator.options:
+            known = ", ".join(f"{k}=" for k in generator.options) or "none"
+            raise Missing(f"unknown option '{key}=' (this block's options: {known})")
+        given[key] = value
+    missing = [k for k, default in generator.options.items() if default is REQUIRED and k not in given]
+    if missing:
+        raise Missing(f"needs {', '.join(f'{k}=' for k in missing)} on its BEGIN line")
+    return {k: given.get(k, default) for k, default in generator.options.items()}
+
+
+def _words(value):
+    """A comma-separated option's items."""
+    return [item for item in value.split(",") if item]
 
 
 def generator_of(name):
@@ -396,11 +450,13 @@ def generator_of(name):
     return generator, (argument if slash else None)
 
 
-def render_block(name, results):
-    """The text between a block's BEGIN and END lines: the note line, then its Markdown between
-    blank lines."""
+def render_block(name, results, options=""):
+    """The text between a block's BEGIN and END lines (`options`: the KEY=VALUE words after its
+    name there): the note line, then its Markdown between blank lines."""
     generator, argument = generator_of(name)
-    body = generator.render(results, argument) if generator.argument else generator.render(results)
+    chosen = block_options(generator, options)
+    body = (generator.render(results, argument, **chosen) if generator.argument
+            else generator.render(results, **chosen))
     sources = ", ".join(f"plots/results/{s}" for s in generator.sources)
     return f"{NOTE.format(sources)}\n\n{body.rstrip()}\n\n"
 
@@ -588,43 +644,21 @@ COUNTER_ROWS = {
     "stalls": ("top stalls (warps per issued instruction)", _stalls),
     "limited_by": ("limited by", lambda r: r["limited_by"] or "n/a"),
 }
-# Each step README's counter table: what it is compared with ((step, precision)), and its rows.
-COUNTER_TABLES = {
-    "01_naive": ((CUBLAS, "fp32"), ["dram_bytes", "l2_bytes", "instructions_per_fma", "l1", "dram_busy",
-                                   "stalls", "limited_by"]),
-    "02_block_tiling": (("01_naive", None), ["dram_bytes", "l2_bytes", "shared_ld_per_fma", "l1", "dram_busy",
-                                            "conflicts", "stalls", "limited_by"]),
-    "03_thread_coarsening": (("02_block_tiling", None), ["dram_bytes", "l2_bytes", "shared_ld_per_fma",
-                                                        "instructions_per_fma", "issue", "occupancy_registers",
-                                                        "stalls", "limited_by"]),
-    "04_outer_product": (("03_thread_coarsening", None), ["shared_ld_per_fma", "shared_wavefronts", "conflicts",
-                                                         "instructions_per_fma", "dram_bytes", "l2_bytes",
-                                                         "occupancy_registers", "issue", "stalls", "limited_by"]),
-    "05_wmma": (("04_outer_product", None), ["l2_bytes", "occupancy", "tensor", "l1", "stalls", "limited_by"]),
-    "06_multiwarp_wmma": (("05_wmma", None), ["dram_bytes", "l2_bytes", "tensor", "l1", "occupancy_registers",
-                                             "conflicts", "stalls", "limited_by"]),
-    "07_async_pipeline": (("06_multiwarp_wmma", None), ["l2_bytes", "tensor", "l1", "l2_busy", "conflicts",
-                                                       "stalls", "limited_by"]),
-    "08_mma_ldmatrix": (("07_async_pipeline", None), ["l2_bytes", "conflicts", "instructions", "tensor",
-                                                     "stalls", "limited_by"]),
-    "09_wgmma_tma": (("08_mma_ldmatrix", None), ["instructions", "issue", "dram_bytes", "l2_bytes", "conflicts",
-                                                "tensor", "stalls", "limited_by"]),
-    "10_persistent_clusters": (("09_wgmma_tma", None), ["dram_read_bytes", "l2_bytes4", "occupancy", "tensor",
-                                                       "conflicts", "stalls", "limited_by"]),
-}
-
-
 def _column_name(row):
     return cublas_name(row["precision"]) if row["step"] == CUBLAS else row["step"]
 
 
-@block("counters", "profile.csv", argument="step")
-def counters(results, step):
-    """A step's Nsight Compute counters beside those of what its README compares it with."""
-    if step not in COUNTER_TABLES:
-        raise Missing(f"no counter table for '{step}' (COUNTER_TABLES has {', '.join(COUNTER_TABLES)})")
-    (other, other_precision), rows = COUNTER_TABLES[step]
-    mine, theirs = _profile_row(results, step), _profile_row(results, other, other_precision)
+@block("counters", "profile.csv", argument="step",
+       options={"compare": REQUIRED, "precision": "", "rows": REQUIRED})
+def counters(results, step, compare, precision, rows):
+    """A step's Nsight Compute counters beside those of what its README compares it with: compare=
+    a step, or cuBLAS with precision= (fp32, fp16); rows= the rows, keys of COUNTER_ROWS."""
+    rows = _words(rows)
+    unknown = [key for key in rows if key not in COUNTER_ROWS]
+    if unknown or not rows:
+        raise Missing(f"unknown counter row(s) {', '.join(unknown) or '(none given)'} in rows= "
+                      f"(known: {', '.join(COUNTER_ROWS)})")
+    mine, theirs = _profile_row(results, step), _profile_row(results, compare, precision or None)
     table = [[COUNTER_ROWS[key][0], COUNTER_ROWS[key][1](theirs), COUNTER_ROWS[key][1](mine)] for key in rows]
     caption = (f"Nsight Compute, {mine['gpu']}, {_shape(int(mine[c]) for c in 'mnk')}, one profiled launch "
                "each (`plots/results/profile.csv`)")
@@ -798,83 +832,69 @@ def at_8192(results):
             + _table(["step", "median ms", "TFLOP/s", "% of cuBLAS"], ["---", "--:", "--:", "--:"], table))
 
 
-# A step's variant table: rows of (step, variant, label, what changes), measured as the experiment
-# of VARIANT_EXPERIMENTS (one_process_each when not named). plots/record_variants.py measures the
-# rows of a table in three processes each and writes them as that experiment's rows.
-VARIANT_TABLES = {
-    "07_async_pipeline": [
-        ("07_async_pipeline", "", "(the step)", "128 × 128, 4 warps, K slices of 32, 4 stages"),
-        ("07_async_pipeline", "stages3", "`stages3`", "3 stages"),
-        ("07_async_pipeline", "stages2", "`stages2`", "2 stages (double buffering)"),
-        ("07_async_pipeline", "sync_copies", "`sync_copies`",
-         "16-byte load into registers, then store to shared memory, instead of `cp.async`"),
-        ("07_async_pipeline", "no_padding", "`no_padding`", "shared rows not padded (bank conflicts)"),
-        ("07_async_pipeline", "row_major", "`row_major`", "row-major block order instead of grouped"),
-        ("07_async_pipeline", "direct_store", "`direct_store`",
-         "accumulators stored straight to C (`wmma::store_matrix_sync`), not staged"),
-        ("07_async_pipeline", "k64", "`k64`", "K slices of 64, 3 stages"),
-        ("07_async_pipeline", "tile_128x256", "`tile_128x256`",
-         "128 × 256 tiles of 8 warps (one block per SM), K slices of 64, 4 stages"),
-    ],
-    "08_mma_ldmatrix": [
-        ("07_async_pipeline", "", "07_async_pipeline", "the previous step: WMMA, 128 × 128 tiles, padded rows"),
-        ("08_mma_ldmatrix", "tile_128x128", "`tile_128x128`",
-         "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)"),
-        ("08_mma_ldmatrix", "", "(the step)", "128 × 256, 8 warps, K slices of 64, 4 stages"),
-        ("08_mma_ldmatrix", "padded", "`padded`", "rows padded by 16 bytes (07's way) instead of swizzled"),
-        ("08_mma_ldmatrix", "single_fragment_set", "`single_fragment_set`",
-         "one set of fragment registers: each k-step loaded, then multiplied"),
-        ("08_mma_ldmatrix", "stages3", "`stages3`", "3 stages (144 KiB)"),
-        ("08_mma_ldmatrix", "k32", "`k32`", "K slices of 32 (one barrier per 2 k-steps instead of 4)"),
-        ("08_mma_ldmatrix", "row_major", "`row_major`", "row-major block order"),
-    ],
-    "09_wgmma_tma": [
-        ("08_mma_ldmatrix", "", "08_mma_ldmatrix", "the previous step: `mma.sync`, `ldmatrix`, `cp.async`"),
-        ("09_wgmma_tma", "", "(the step)", "128 × 256, two consumer warpgroups, 4 stages"),
-        ("09_wgmma_tma", "one_consumer", "`one_consumer`", "one consumer warpgroup: 64 × 256 tiles"),
-        ("09_wgmma_tma", "no_setmaxnreg", "`no_setmaxnreg`",
-         "no `setmaxnreg`: every warpgroup keeps the launch count"),
-        ("09_wgmma_tma", "wait_all", "`wait_all`", "`wgmma.wait_group 0` after each slice: no products in flight"),
-        ("09_wgmma_tma", "stages3", "`stages3`", "3 stages"),
-        ("09_wgmma_tma", "stages2", "`stages2`", "2 stages"),
-    ],
-    "10_persistent_clusters": [
-        ("09_wgmma_tma", "", "09_wgmma_tma", "(one tile per block)"),
-        ("10_persistent_clusters", "persistent_row_major", "`--variant persistent_row_major`",
-         "persistent grid, tiles in row-major order"),
-        ("10_persistent_clusters", "persistent_grouped", "`--variant persistent_grouped`",
-         "+ grouped tile order (8 rows)"),
-        ("10_persistent_clusters", "clusters", "`--variant clusters`", "+ clusters of 2, B multicast"),
-        ("10_persistent_clusters", "", "10_persistent_clusters", "+ TMA-store epilogue"),
-    ],
-}
-VARIANT_EXPERIMENTS = {"07_async_pipeline": "technique_variants", "08_mma_ldmatrix": "technique_variants",
-                       "09_wgmma_tma": "technique_variants"}
+STEP_NAME = re.compile(r"^\d\d_[A-Za-z0-9_]+$")  # a step's directory, as the build names it
+LABELS = ("names", "flags")
 
 
-@block("variants", "experiments.csv", argument="step")
-def variants(results, step):
+def variant_rows(step, rows):
+    """The (step, variant) pairs of a variant table's rows= words: STEP (a step itself), VARIANT (a
+    variant of the table's step) or STEP/VARIANT; Missing for an empty or malformed list."""
+    pairs = []
+    for word in _words(rows):
+        named, slash, variant = word.partition("/")
+        if slash:
+            if not STEP_NAME.match(named) or not variant:
+                raise Missing(f"rows=: '{word}' is not STEP/VARIANT")
+            pairs.append((named, variant))
+        else:
+            pairs.append((word, "") if STEP_NAME.match(word) else (step, word))
+    if not pairs:
+        raise Missing("rows= names no row")
+    return pairs
+
+
+def _variant_label(step, s, v, labels):
+    """A row's first cell: `VARIANT` and (the step) (labels=names), or `--variant VARIANT` and the
+    step's name (labels=flags); another step by its name."""
+    if v:
+        return f"`{v}`" if labels == "names" else f"`--variant {v}`"
+    return "(the step)" if s == step and labels == "names" else s
+
+
+@block("variants", "experiments.csv", argument="step",
+       options={"rows": REQUIRED, "experiment": "one_process_each", "labels": "names"})
+def variants(results, step, rows, experiment, labels):
     """A step's variants against the step at 4096³ and 8192³, TFLOP/s (and % of cuBLAS where
     recorded), from one session: one process each (one_process_each, recorded by hand), or the range
-    over several processes (plots/record_variants.py)."""
-    if step not in VARIANT_TABLES:
-        raise Missing(f"no variant table for '{step}' (VARIANT_TABLES has {', '.join(VARIANT_TABLES)})")
-    experiment = VARIANT_EXPERIMENTS.get(step, "one_process_each")
+    over several processes (plots/record_variants.py, which measures the rows of this block).
+    rows= the table's rows in order (variant_rows: a step, or a variant, by its name); experiment=
+    the rows of experiments.csv it reads; labels= how the first column names them (names, flags).
+    What a row changes is what its kernel.cu registers: a variant's description, a step's .adds."""
+    if labels not in LABELS:
+        raise Missing(f"labels= must be one of {', '.join(LABELS)}")
+    pairs = variant_rows(step, rows)
+    what = {}
+    for s, v in pairs:
+        registration = results.registration(s)
+        if v and v not in registration.variants:
+            raise Missing(f"{registration.path} registers no variant '{v}' (it registers: "
+                          f"{', '.join(registration.variants) or 'none'})")
+        what[s, v] = registration.variants[v] if v else registration.adds
     sizes = (4096, 8192)
     everything = _experiment(results, experiment)
     with_pct = all(_values([r for r in everything if r["step"] == s and r["variant"] == v], "pct_cublas")
-                   for s, v, _, _ in VARIANT_TABLES[step])  # a % column only where every row has one
+                   for s, v in pairs)  # a % column only where every row has one
     header, align = ["variant", "what changes"], ["---", "---"]
     for n in sizes:
         header += [f"{n}³ TFLOP/s"] + ([f"{n}³ % of cuBLAS"] if with_pct else [])
         align += ["--:"] + (["--:"] if with_pct else [])
     table, used = [], []
-    for s, v, label, what in VARIANT_TABLES[step]:
+    for s, v in pairs:
         mine = [r for r in everything if r["step"] == s and r["variant"] == v]
         if not mine:
             raise Missing(f"experiments.csv has no {experiment} rows of {s} variant '{v}'")
         used += mine
-        cells = [label, what]
+        cells = [_variant_label(step, s, v, labels), what[s, v]]
         for n in sizes:
             cells.append(_range(_values(mine, "tflops", n=n), lambda x: f"{x:.1f}"))
             if with_pct:
@@ -892,21 +912,44 @@ def variants(results, step):
     return how + ":\n\n" + _table(header, align, table)
 
 
-THREE_PROCESS_STEPS = ("08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters")
+def variant_tables(root=CHECKOUT):
+    """{step: its variant table's (step, variant) rows} for each step of the build (CMakeLists.txt)
+    whose README has a `variants/STEP` block, read from that block's BEGIN line: what
+    plots/record_variants.py measures. BlockError for a README or a block that cannot be read."""
+    tables = {}
+    try:
+        steps = registrations.steps(root)
+    except registrations.RegistrationError as e:
+        raise BlockError(str(e)) from None
+    for step in steps:
+        readme = Path(root) / step / "README.md"
+        if not readme.is_file():
+            continue
+        for found in find(readme.read_text(encoding="utf-8"), str(readme)):
+            if found.kind == "block" and found.name == f"variants/{step}":
+                try:
+                    tables[step] = variant_rows(step, block_options(BLOCKS["variants"], found.options)["rows"])
+                except Missing as e:
+                    raise BlockError(f"{readme}:{found.line}: {e}") from None
+    return tables
 
 
-@block("three_processes", "experiments.csv")
-def three_processes(results):
-    """08, 09 and 10 in three separate processes each: % of cuBLAS in each, and 10's time."""
-    rows = _experiment(results, "three_processes")
+@block("three_processes", "experiments.csv", options={"steps": REQUIRED})
+def three_processes(results, steps):
+    """Steps in three separate processes each (steps=, comma-separated, the README's own step
+    last): % of cuBLAS in each, and the last step's time."""
+    steps = _words(steps)
+    if not steps:
+        raise Missing("steps= names no step")
+    rows = [r for r in _experiment(results, "three_processes") if r["step"] in steps]
     if not rows:
-        raise Missing("experiments.csv has no three_processes rows")
-    last = THREE_PROCESS_STEPS[-1]
-    header = ["M = N = K"] + [f"**{s}**" if s == last else s for s in THREE_PROCESS_STEPS] + [f"{last[:2]}: ms, TFLOP/s"]
+        raise Missing(f"experiments.csv has no three_processes rows of {', '.join(steps)}")
+    last = steps[-1]
+    header = ["M = N = K"] + [f"**{s}**" if s == last else s for s in steps] + [f"{last[:2]}: ms, TFLOP/s"]
     table = []
     for n in sorted({r["n"] for r in rows}):
         cells = [str(n)]
-        for step in THREE_PROCESS_STEPS:
+        for step in steps:
             pct = [r["value"] for r in rows if r["step"] == step and r["n"] == n and r["metric"] == "pct_cublas"
                    and r["run"] in ("1", "2", "3")]
             text = ", ".join(f"{v:.1f}" for v in pct) + "%" if pct else "—"
@@ -917,7 +960,7 @@ def three_processes(results):
         table.append(cells)
     return (f"% of cuBLAS in each of three separate processes, the step and cuBLAS timed in alternation; "
             f"{_experiment_caption(rows)}; recorded by hand (`plots/results/experiments.csv`, experiment "
-            "`three_processes`):\n\n" + _table(header, ["--:"] + ["--:"] * len(THREE_PROCESS_STEPS) + ["---"], table))
+            "`three_processes`):\n\n" + _table(header, ["--:"] + ["--:"] * len(steps) + ["---"], table))
 
 
 @block("runs", "worklog.csv", "experiments.csv", argument="step")
@@ -997,7 +1040,8 @@ def fastcu(results):
 
 # ---- Finding blocks and cells in a README -------------------------------------------------------
 
-Found = namedtuple("Found", "kind name line start end")  # kind: block or cell; start, end: offsets of the text
+# kind: block or cell; start, end: offsets of the text; options: a block's KEY=VALUE words ("" for a cell).
+Found = namedtuple("Found", "kind name line start end options", defaults=("",))
 
 
 def _masked(line):
@@ -1027,10 +1071,14 @@ def find(text, path="README.md"):
                 raise BlockError(f"{where}: BEGIN generated: {begin.group(1)} inside the block "
                                  f"'{open_block.name}' opened on line {open_block.line}")
             try:
-                generator_of(begin.group(1))
+                generator = generator_of(begin.group(1))[0]
             except Missing as e:
                 raise BlockError(f"{where}: {e}") from None
-            open_block = Found("block", begin.group(1), number, offset, None)
+            try:
+                block_options(generator, begin.group(2))
+            except Missing as e:
+                raise BlockError(f"{where}: block '{begin.group(1)}': {e}") from None
+            open_block = Found("block", begin.group(1), number, offset, None, begin.group(2).strip())
             continue
         if end:
             if not open_block:
@@ -1043,7 +1091,8 @@ def find(text, path="README.md"):
             continue
         if ANY_MARKER.search(masked):
             raise BlockError(f"{where}: not a marker: a line of its own, exactly "
-                             "'<!-- BEGIN generated: NAME -->' or '<!-- END generated: NAME -->'")
+                             "'<!-- BEGIN generated: NAME -->' (or '<!-- BEGIN generated: NAME KEY=VALUE... -->') "
+                             "or '<!-- END generated: NAME -->'")
         if open_block:
             continue  # the block's text is the writer's
         cells = list(CELL.finditer(masked))
@@ -1068,7 +1117,8 @@ def find(text, path="README.md"):
 def render(found, results, path="README.md"):
     """The text a block or cell should hold; BlockError ("path:line: ...") when the results lack it."""
     try:
-        return render_block(found.name, results) if found.kind == "block" else render_cell(found.name, results)
+        return (render_block(found.name, results, found.options) if found.kind == "block"
+                else render_cell(found.name, results))
     except Missing as e:
         what = f"block '{found.name}'" if found.kind == "block" else f"cell '{found.name}'"
         raise BlockError(f"{path}:{found.line}: {what}: {e}") from None
@@ -1160,7 +1210,7 @@ def refresh(results_dir, who):
     if folder.name != "results" or folder.parent.name != "plots" or not (root / "README.md").is_file():
         return True
     try:
-        changed = write_all(readmes(root), Results(folder))
+        changed = write_all(readmes(root), Results(folder, root))
     except BlockError as e:
         print(f"{who}: warning: the READMEs' measured figures were not rewritten: {e}", file=sys.stderr, flush=True)
         return False
@@ -1174,7 +1224,8 @@ def refresh(results_dir, who):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default: plots/results)")
-    parser.add_argument("--root", type=Path, help="the checkout whose READMEs to read (default: RESULTS/../..)")
+    parser.add_argument("--root", type=Path, help="the checkout whose READMEs (and the steps' kernel.cu, which "
+                        "they quote) to read (default: RESULTS/../..)")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--check", action="store_true", help="exit 1, saying where, when a block or cell is stale")
     what.add_argument("--write", action="store_true", help="rewrite every block and cell from the results")
@@ -1182,7 +1233,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = (args.root or args.results.resolve().parent.parent).resolve()
     files = args.files or readmes(root)
-    results = Results(args.results)
+    results = Results(args.results, root)
     try:
         if args.write:
             for path in write_all(files, results):

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Measure the rows of a step's variant table (VARIANT_TABLES in readme_blocks.py) and write them as
-rows of plots/results/experiments.csv.
+"""Measure the rows of a step's variant table and write them as rows of plots/results/experiments.csv.
 
     python3 plots/record_variants.py --bin-dir build/bin --tables 07_async_pipeline,08_mma_ldmatrix \\
-        [--sizes 4096,8192] [--processes 3] [--experiment technique_variants] --out FILE
+        [--sizes 4096,8192] [--processes 3] [--experiment technique_variants] [--root DIR] --out FILE
+
+A step's variant table is the `variants/STEP` block of STEP/README.md: its BEGIN line's rows= names
+the rows, the step itself, its variants, or another step (readme_blocks.variant_tables). The tables
+known are those of the steps that CMakeLists.txt builds, in the checkout --root (default: the one
+this script is in).
 
 Every row of the named tables (the step itself, or one of its variants) runs at each size M = N = K
 in a process of its own, its kernel and cuBLAS timed in alternation by the harness (median of 20
@@ -28,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402
-from readme_blocks import VARIANT_TABLES  # noqa: E402
+import readme_blocks  # noqa: E402
 
 COLUMNS = ["experiment", "date", "gpu", "step", "variant", "m", "n", "k", "run", "metric", "value", "source"]
 METRICS = ("ms", "tflops", "cublas_tflops", "pct_cublas")  # columns of the harness's CSV, kept as metrics
@@ -47,29 +51,36 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", required=True, type=Path, help="folder with the step executables")
     parser.add_argument("--tables", required=True, type=lambda t: [s.strip() for s in t.split(",") if s.strip()],
-                        help=f"comma-separated variant tables to measure (of: {', '.join(VARIANT_TABLES)})")
+                        help="comma-separated variant tables to measure, by step (its README's variants block)")
     parser.add_argument("--sizes", type=positive_list, default=[4096, 8192], help="M = N = K, comma-separated")
     parser.add_argument("--processes", type=int, default=3, help="processes per row and size (default 3)")
     parser.add_argument("--experiment", default="technique_variants", help="the rows' experiment name")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take (default 300)")
+    parser.add_argument("--root", type=Path, default=readme_blocks.CHECKOUT,
+                        help="the checkout whose steps' READMEs hold the tables (default: this script's)")
     parser.add_argument("--out", required=True, type=Path, help="CSV file the rows are appended to")
     args = parser.parse_args(argv)
-    unknown = [t for t in args.tables if t not in VARIANT_TABLES]
+    try:
+        args.known = readme_blocks.variant_tables(args.root)
+    except readme_blocks.BlockError as e:
+        parser.error(str(e))
+    unknown = [t for t in args.tables if t not in args.known]
     if unknown or not args.tables:
         parser.error(f"unknown variant table(s) {', '.join(unknown) or '(none given)'}; "
-                     f"known: {', '.join(VARIANT_TABLES)}")
+                     f"known: {', '.join(args.known) or 'none'}")
     if args.processes < 1:
         parser.error("--processes must be at least 1")
     return args
 
 
-def table_rows(tables):
-    """The (step, variant) pairs of the tables, each once, in the tables' order."""
+def table_rows(known, tables):
+    """The (step, variant) pairs of the tables (known: readme_blocks.variant_tables), each once, in
+    the tables' order."""
     pairs = []
     for table in tables:
-        for step, variant, _, _ in VARIANT_TABLES[table]:
-            if (step, variant) not in pairs:
-                pairs.append((step, variant))
+        for pair in known[table]:
+            if pair not in pairs:
+                pairs.append(pair)
     return pairs
 
 
@@ -108,7 +119,7 @@ def experiment_rows(experiment, step, variant, n, process, result):
 
 def main(argv=None):
     args = parse_args(argv)
-    pairs = table_rows(args.tables)
+    pairs = table_rows(args.known, args.tables)
     runs = [(process, n, step, variant) for process in range(1, args.processes + 1) for n in args.sizes
             for step, variant in pairs]
     failed = []

@@ -54,8 +54,21 @@ def cell(spec, text="?"):
     return f"<!-- cell: {spec} -->{text}<!-- /cell -->"
 
 
-def block(name, body=""):
-    return f"<!-- BEGIN generated: {name} -->\n{body}<!-- END generated: {name} -->\n"
+def block(name, body="", options=""):
+    begin = f"{name} {options}" if options else name
+    return f"<!-- BEGIN generated: {begin} -->\n{body}<!-- END generated: {name} -->\n"
+
+
+def fixture_checkout(root):
+    """A checkout at root whose 06_multiwarp_wmma/kernel.cu registers the variant `wide` (EXPERIMENTS'
+    variant), its description split over two literals."""
+    step = Path(root) / "06_multiwarp_wmma"
+    step.mkdir(parents=True)
+    (step / "kernel.cu").write_text('WORKLOG_REGISTER_STEP(Step<__half>{"06_multiwarp_wmma", launch}\n'
+                                    '    .adds("4 warps, 64x64 warp tiles")\n'
+                                    '    .variant("wide", "warp tiles of "\n'
+                                    '                     "64 x 128", launch_wide))\n', encoding="utf-8")
+    return Path(root)
 
 
 class FindTest(unittest.TestCase):
@@ -106,6 +119,24 @@ class FindTest(unittest.TestCase):
             with self.subTest(line=line):
                 self.assertIn("X.md:2: not a marker", self.error("a\n" + line + "\n"))
 
+    def test_a_blocks_options_are_on_its_begin_line(self):
+        text = block("counters/02_block_tiling", "old\n", "compare=01_naive rows=l2_bytes,tensor")
+        found = readme_blocks.find(text, "X.md")
+        self.assertEqual([(f.kind, f.name, f.options) for f in found],
+                         [("block", "counters/02_block_tiling", "compare=01_naive rows=l2_bytes,tensor")])
+        self.assertEqual(text[found[0].start:found[0].end], "old\n")
+
+    def test_options_that_cannot_be_read(self):
+        for name, options, message in (
+                ("counters/02_block_tiling", "rows=l2_bytes", "needs compare= on its BEGIN line"),
+                ("counters/02_block_tiling", "compare=01_naive rows=a colour=red",
+                 "unknown option 'colour=' (this block's options: compare=, precision=, rows=)"),
+                ("counters/02_block_tiling", "compare=01_naive compare=x rows=a", "'compare=' given twice"),
+                ("counters/02_block_tiling", "compare=01_naive rows", "'rows' is not KEY=VALUE"),
+                ("sweep", "rows=a", "unknown option 'rows=' (this block's options: none)")):
+            with self.subTest(options=options):
+                self.assertIn(f"X.md:1: block '{name}': " + message, self.error(block(name, "", options)))
+
     def test_markers_in_code_are_not_read(self):
         text = ("Write `<!-- BEGIN generated: NAME -->` and `" + cell("x.csv column=y") + "`.\n\n"
                 "```\n<!-- BEGIN generated: nothing -->\n" + cell("worklog.csv column=ms") + "\n```\n")
@@ -142,8 +173,8 @@ class RenderTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def render(self, name):
-        return readme_blocks.render_block(name, self.results)
+    def render(self, name, options=""):
+        return readme_blocks.render_block(name, self.results, options)
 
     def cell(self, spec):
         return readme_blocks.render_cell(spec, self.results)
@@ -185,14 +216,47 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| 256 | 1.90 | 3.10 | 61.3% |", text)
         self.assertIn("| 256 | 0.0177 | 1.90 | 3.10 | 61.3% | PASS |", self.render("sweep_points/04_outer_product"))
 
-    def test_counters_compare_a_step_with_the_one_before(self):
-        text = self.render("counters/02_block_tiling")
+    def test_counters_compare_a_step_with_what_its_readme_names(self):
+        text = self.render("counters/02_block_tiling", "compare=01_naive rows=dram_bytes,shared_ld_per_fma,conflicts")
         self.assertIn("|  | 01_naive | 02_block_tiling |", text)
-        self.assertIn("| DRAM bytes (read + write) | 1.95 GB | 671 MB |", text)
-        self.assertIn("| shared load instructions per FMA instruction | 0 | 2 |", text)
-        self.assertIn("| shared bank conflicts / wavefronts | 0 / 0 | 2,147,483,648 / 6.44 G (33.3%) |", text)
+        rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("|  |")]
+        self.assertEqual(rows, ["| DRAM bytes (read + write) | 1.95 GB | 671 MB |",
+                                "| shared load instructions per FMA instruction | 0 | 2 |",
+                                "| shared bank conflicts / wavefronts | 0 / 0 | 2,147,483,648 / 6.44 G (33.3%) |"])
         self.assertIn("an FMA instruction is one warp FFMA", text)
-        self.assertIn("| cuBLAS SGEMM | 01_naive |", self.render("counters/01_naive"))
+        text = self.render("counters/01_naive", "compare=cuBLAS precision=fp32 rows=l2_bytes")
+        self.assertIn("| cuBLAS SGEMM | 01_naive |", text)
+        self.assertNotIn("an FMA instruction", text)
+        with self.assertRaises(readme_blocks.Missing) as caught:
+            self.render("counters/01_naive", "compare=cuBLAS rows=l2_bytes,colour")
+        self.assertIn("unknown counter row(s) colour in rows=", str(caught.exception))
+
+    def test_variants_say_what_changes_as_the_kernel_registers_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            results = Results(self.folder, fixture_checkout(tmp))
+            text = readme_blocks.render_block("variants/06_multiwarp_wmma", results, "rows=06_multiwarp_wmma,wide")
+            self.assertIn("each in its own process in one session", text)
+            self.assertIn("| variant | what changes | 4096³ TFLOP/s | 8192³ TFLOP/s |", text)  # no % for `wide`
+            self.assertIn("| (the step) | 4 warps, 64x64 warp tiles | — | 107.4 |", text)
+            self.assertIn("| `wide` | warp tiles of 64 x 128 | — | 74.0 |", text)
+            text = readme_blocks.render_block("variants/06_multiwarp_wmma", results,
+                                              "labels=flags rows=06_multiwarp_wmma/wide,06_multiwarp_wmma")
+            self.assertIn("| `--variant wide` | warp tiles of 64 x 128 | — | 74.0 |\n"
+                          "| 06_multiwarp_wmma | 4 warps, 64x64 warp tiles | — | 107.4 |", text)
+            for options, message in (("rows=06_multiwarp_wmma,narrow", "registers no variant 'narrow' (it registers: wide)"),
+                                     ("rows=05_wmma", "05_wmma/kernel.cu"),
+                                     ("labels=mine rows=wide", "labels= must be one of names, flags"),
+                                     ("rows=06_multiwarp_wmma/", "'06_multiwarp_wmma/' is not STEP/VARIANT")):
+                with self.subTest(options=options), self.assertRaises(readme_blocks.Missing) as caught:
+                    readme_blocks.render_block("variants/06_multiwarp_wmma", results, options)
+                self.assertIn(message, str(caught.exception))
+
+    def test_three_processes_of_the_steps_named(self):
+        text = self.render("three_processes", "steps=06_multiwarp_wmma")
+        self.assertIn("| M = N = K | **06_multiwarp_wmma** | 06: ms, TFLOP/s |", text)
+        self.assertIn("| 4096 | **14.5, 14.1, 14.3%** | 1.29–1.31 ms, — |", text)
+        with self.assertRaises(readme_blocks.Missing):
+            self.render("three_processes", "steps=05_wmma")
 
     def test_profile_summary_has_every_step_and_cublas(self):
         text = self.render("profile_summary")

@@ -1,5 +1,6 @@
-"""Tests for plots/record_variants.py, with fake step executables (shell scripts), so no GPU, and for
-the variants block of plots/readme_blocks.py over what it writes.
+"""Tests for plots/record_variants.py, with fake step executables (shell scripts), so no GPU, and a
+fake checkout whose steps' READMEs hold the variant tables; and for the variants block of
+plots/readme_blocks.py over what it writes.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
@@ -42,6 +43,27 @@ tflops=$((100 + n / 1000))
 echo "2026-11-24T10:00:00Z,NVIDIA H200,132,9.0,13.0,13.0,STEP,fake,fp16,$n,$n,$n,1,0,0.5,$tflops,0.4,200,80.5,0,0.1,1000,PASS" >> "$csv"
 """
 
+# The fake checkout's steps: what each registers (its .adds, then its variants and their descriptions).
+REGISTERED = {"07_async_pipeline": ("x", {"k64": "y", "FAIL": "fails", "NODEVICE": "n"}),
+              "08_mma_ldmatrix": ("w", {})}
+
+
+def write_checkout(root, tables):
+    """A checkout at root: CMakeLists.txt listing REGISTERED's steps, each with a kernel.cu that
+    registers them and a README whose variants block takes its rows from tables ({step: rows=...})."""
+    root = Path(root)
+    (root / "CMakeLists.txt").write_text("".join(f"add_worklog_step({step})\n" for step in REGISTERED))
+    for step, (adds, variants) in REGISTERED.items():
+        (root / step).mkdir(exist_ok=True)
+        (root / step / "kernel.cu").write_text(
+            f'WORKLOG_REGISTER_STEP(Step<__half>{{"{step}", launch}}\n    .adds("{adds}")'
+            + "".join(f'\n    .variant("{name}", "{what}", launch_{name})' for name, what in variants.items()) + ")\n")
+        readme = f"# {step}\n"
+        if step in tables:
+            name = f"variants/{step}"
+            readme += f"\n<!-- BEGIN generated: {name} rows={tables[step]} -->\n<!-- END generated: {name} -->\n"
+        (root / step / "README.md").write_text(readme)
+
 
 class RecordVariantsTest(unittest.TestCase):
     def setUp(self):
@@ -56,23 +78,17 @@ class RecordVariantsTest(unittest.TestCase):
             script.write_text(FAKE_STEP.replace("STEP", step).replace("LOG", str(self.log))
                               .replace("HEADER", ",".join(results_csv.COLUMNS)))
             os.chmod(script, 0o755)
-        self.tables = {"07_async_pipeline": [("07_async_pipeline", "", "(the step)", "x"),
-                                             ("07_async_pipeline", "k64", "`k64`", "y")],
-                       "08_mma_ldmatrix": [("07_async_pipeline", "", "07", "z"),
-                                           ("08_mma_ldmatrix", "", "(the step)", "w")]}
-        self.saved = dict(record_variants.VARIANT_TABLES)
-        record_variants.VARIANT_TABLES.clear()
-        record_variants.VARIANT_TABLES.update(self.tables)
-
-    def tearDown(self):
-        record_variants.VARIANT_TABLES.clear()
-        record_variants.VARIANT_TABLES.update(self.saved)
+        self.checkout = self.folder / "checkout"
+        self.checkout.mkdir()
+        write_checkout(self.checkout, {"07_async_pipeline": "07_async_pipeline,k64",
+                                       "08_mma_ldmatrix": "07_async_pipeline,08_mma_ldmatrix"})
 
     def record(self, *arguments):
         out = self.folder / "rows.csv"
         stdout, stderr = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = record_variants.main(["--bin-dir", str(self.bin), "--out", str(out), *arguments])
+            code = record_variants.main(["--bin-dir", str(self.bin), "--root", str(self.checkout), "--out", str(out),
+                                         *arguments])
         rows = []
         if out.exists():
             with out.open(encoding="utf-8") as f:
@@ -95,15 +111,20 @@ class RecordVariantsTest(unittest.TestCase):
         self.assertEqual((first["experiment"], first["date"], first["gpu"]),
                          ("technique_variants", "2026-11-24", "NVIDIA H200"))
 
+    def test_the_tables_are_the_variants_blocks_of_the_steps_readmes(self):
+        self.assertEqual(readme_blocks.variant_tables(self.checkout),
+                         {"07_async_pipeline": [("07_async_pipeline", ""), ("07_async_pipeline", "k64")],
+                          "08_mma_ldmatrix": [("07_async_pipeline", ""), ("08_mma_ldmatrix", "")]})
+
     def test_a_failed_run_writes_no_row_the_others_go_on(self):
-        self.tables["07_async_pipeline"].append(("07_async_pipeline", "FAIL", "`FAIL`", "fails"))
+        write_checkout(self.checkout, {"07_async_pipeline": "07_async_pipeline,k64,FAIL"})
         code, rows, stderr = self.record("--tables", "07_async_pipeline", "--sizes", "64", "--processes", "1")
         self.assertEqual(code, 1)
         self.assertIn("07_async_pipeline/FAIL 64³ failed: 3 element(s) off cuBLAS", stderr)
         self.assertEqual(sorted({r["variant"] for r in rows}), ["", "k64"])
 
     def test_no_device_stops_at_once_and_writes_nothing(self):
-        self.tables["07_async_pipeline"].insert(0, ("07_async_pipeline", "NODEVICE", "n", "n"))
+        write_checkout(self.checkout, {"07_async_pipeline": "NODEVICE,07_async_pipeline,k64"})
         code, rows, stderr = self.record("--tables", "07_async_pipeline", "--sizes", "64")
         self.assertEqual(code, 77)
         self.assertEqual(rows, [])
@@ -113,7 +134,14 @@ class RecordVariantsTest(unittest.TestCase):
 
     def test_unknown_table_is_a_bad_argument(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as stop:
-            record_variants.main(["--bin-dir", str(self.bin), "--out", "x.csv", "--tables", "99_nothing"])
+            record_variants.main(["--bin-dir", str(self.bin), "--root", str(self.checkout), "--out", "x.csv",
+                                  "--tables", "99_nothing"])
+        self.assertEqual(stop.exception.code, 2)
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as stop:
+            # 08's README has no variants block here: no table of that name.
+            write_checkout(self.checkout, {"07_async_pipeline": "07_async_pipeline"})
+            record_variants.main(["--bin-dir", str(self.bin), "--root", str(self.checkout), "--out", "x.csv",
+                                  "--tables", "08_mma_ldmatrix"])
         self.assertEqual(stop.exception.code, 2)
 
     def test_the_variants_block_shows_the_range_over_the_processes(self):
@@ -127,13 +155,10 @@ class RecordVariantsTest(unittest.TestCase):
             writer = csv.DictWriter(f, fieldnames=record_variants.COLUMNS, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-        saved = dict(readme_blocks.VARIANT_TABLES)
-        readme_blocks.VARIANT_TABLES.update(self.tables)
-        try:
-            text = readme_blocks.variants(readme_blocks.Results(self.folder), "07_async_pipeline")
-        finally:
-            readme_blocks.VARIANT_TABLES.clear()
-            readme_blocks.VARIANT_TABLES.update(saved)
+        # What changes is what the fake kernel.cu registers: the step's .adds, the variant's description.
+        results = readme_blocks.Results(self.folder, self.checkout)
+        text = readme_blocks.render_block("variants/07_async_pipeline", results,
+                                          "experiment=technique_variants rows=07_async_pipeline,k64")
         self.assertIn("each row in 3 processes of its own", text)
         self.assertIn("| (the step) | x | 90.0–104.0 | 80.5% | 90.0–108.0 | 80.5% |", text)
         self.assertIn("| `k64` | y | 105.0 | 80.5% | 109.0 | 80.5% |", text)
