@@ -365,20 +365,21 @@ struct DirectStore : Config {
 }  // namespace
 
 // One fetch of A and B from global memory now serves the whole block tile.
-WORKLOG_REGISTER_STEP(Step<__half>{"07_async_pipeline", launch_config<Config>}
-                          .adds("cp.async pipeline, tiles shared in smem")
-                          .reuses_tile(Config::block_tile_m, Config::block_tile_n)
-                          .needs_compute_capability(80)
-                          .variant("k64", "K slices of 64, 3 stages", launch_config<K64>)
-                          .variant("stages2", "2 pipeline stages (double buffering)", launch_config<Stages2>)
-                          .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
-                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
-                          .variant("tile_128x256", "128 x 256 tiles of 8 warps, K slices of 64, 4 stages",
-                                   launch_config<Tile128x256>, Tile128x256::block_tile_m, Tile128x256::block_tile_n)
-                          .variant("no_padding", "shared rows not padded (bank conflicts)", launch_config<NoPadding>)
-                          .variant("sync_copies", "16-byte load, then store, instead of cp.async",
-                                   launch_config<SyncCopies>)
-                          .variant("direct_store", "accumulators stored straight to C, not staged",
-                                   launch_config<DirectStore>))
+WORKLOG_REGISTER_STEP(
+    Step<__half>{"07_async_pipeline", launch_config<Config>}
+        .adds("cp.async pipeline, tiles shared in smem")
+        .reuses_tile(Config::block_tile_m, Config::block_tile_n)
+        .needs_compute_capability(80)
+        .variant("k64", "K slices of 64, 3 stages", launch_config<K64>)
+        .variant("stages2", "2 pipeline stages (double buffering)", launch_config<Stages2>)
+        .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
+        .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
+        .variant("tile_128x256", "128 × 256 tiles of 8 warps (one block per SM), K slices of 64, 4 stages",
+                 launch_config<Tile128x256>, Tile128x256::block_tile_m, Tile128x256::block_tile_n)
+        .variant("no_padding", "shared rows not padded (bank conflicts)", launch_config<NoPadding>)
+        .variant("sync_copies", "16-byte load into registers, then store to shared memory, instead of cp.async",
+                 launch_config<SyncCopies>)
+        .variant("direct_store", "accumulators stored straight to C (wmma::store_matrix_sync), not staged",
+                 launch_config<DirectStore>))
 
 }  // namespace worklog

@@ -398,13 +398,14 @@ WORKLOG_REGISTER_STEP(Step<__half>{"08_mma_ldmatrix", launch_config<Config>}
                           .adds("mma.sync + ldmatrix, swizzled smem")
                           .reuses_tile(Config::block_tile_m, Config::block_tile_n)
                           .needs_compute_capability(80)
-                          .variant("k32", "K slices of 32, 4 stages", launch_config<K32>)
-                          .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
+                          .variant("k32", "K slices of 32, 4 stages (one barrier per 2 k-steps instead of 4)",
+                                   launch_config<K32>)
+                          .variant("stages3", "3 pipeline stages (144 KiB)", launch_config<Stages3>)
                           .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
                           .variant("padded", "rows padded by 16 bytes instead of swizzled", launch_config<Padded>)
                           .variant("single_fragment_set", "one set of fragments: each k-step loaded, then multiplied",
                                    launch_config<SingleFragmentSet>)
-                          .variant("tile_128x128", "07's block: 128 x 128, 4 warps, K slices of 32",
+                          .variant("tile_128x128", "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)",
                                    launch_config<Tile128x128>, Tile128x128::block_tile_m, Tile128x128::block_tile_n))
 
 }  // namespace worklog

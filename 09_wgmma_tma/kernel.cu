@@ -310,11 +310,12 @@ WORKLOG_REGISTER_STEP(Step<__half>{"09_wgmma_tma", launch_config<Config>}
                           .adds("TMA tiles, warpgroup MMA, warp specialization")
                           .reuses_tile(Config::block_tile_m, Config::block_tile_n)
                           .needs_compute_capability(90, 90)
-                          .variant("one_consumer", "one consumer warpgroup, 64 x 256 tiles", launch_config<OneConsumer>,
+                          .variant("one_consumer", "one consumer warpgroup: 64 × 256 tiles", launch_config<OneConsumer>,
                                    OneConsumer::block_tile_m, OneConsumer::block_tile_n)
                           .variant("no_setmaxnreg", "no setmaxnreg: every warpgroup keeps the launch count",
                                    launch_config<NoSetmaxnreg>)
-                          .variant("wait_all", "wgmma.wait_group 0 after each slice", launch_config<WaitAll>)
+                          .variant("wait_all", "wgmma.wait_group 0 after each slice: no products in flight",
+                                   launch_config<WaitAll>)
                           .variant("stages3", "3 pipeline stages", launch_config<Stages3>)
                           .variant("stages2", "2 pipeline stages", launch_config<Stages2>))
 

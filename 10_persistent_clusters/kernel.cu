@@ -437,8 +437,8 @@ WORKLOG_REGISTER_STEP(Step<__half>{"10_persistent_clusters", launch_config<Confi
                           .needs_compute_capability(90, 90)
                           .variant("persistent_row_major", "persistent grid, row-major tile order",
                                    launch_config<PersistentRowMajor>, Config::block_tile_m, Config::block_tile_n)
-                          .variant("persistent_grouped", "+ grouped tile order", launch_config<PersistentGrouped>,
-                                   Config::block_tile_m, Config::block_tile_n)
+                          .variant("persistent_grouped", "+ grouped tile order (8 rows)",
+                                   launch_config<PersistentGrouped>, Config::block_tile_m, Config::block_tile_n)
                           .variant("clusters", "+ 2-block clusters, B multicast", launch_config<Clusters>))
 
 }  // namespace worklog
