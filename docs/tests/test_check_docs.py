@@ -11,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import unittest
+from unittest import mock
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1]
@@ -246,9 +247,11 @@ class RulesTest(unittest.TestCase):
         self.assertEqual(self.problems(), [])
 
     def test_a_readme_pending_its_rewrite_is_not_read_for_figures(self):
-        pending = sorted(check_docs.PENDING_REWRITE)[0]
+        pending = "12_next"
         write_tree(self.root, {f"{pending}/README.md": f"# {pending}\n\nIt reaches 41% and has 12 tests.\n"})
-        self.assertEqual(self.problems(), [])
+        self.assertEqual(len(self.problems()), 2)  # read while it is not pending: the figure and the count
+        with mock.patch.object(check_docs, "PENDING_REWRITE", {pending}):
+            self.assertEqual(self.problems(), [])
 
     def test_a_count_of_tests_or_variants_fails(self):
         for text in ("The suite has 376 tests.", "It registers 5 variants.", "on the 117 cases"):
