@@ -231,6 +231,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // plain load parks its data in a register, and the warp stalls at the store to shared memory
   // until the data arrives.
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
+  // LAB BEGIN [hard]: Write the pipeline of the comment above. Prologue: slices t = 0 … stages − 2, each by
+  // LAB: load_slice into stage t (only where t < k_tiles), each followed by a commit_group, empty or not. Then
+  // LAB: for each slice t < k_tiles, in this order: async_copy::wait_group with stages − 2 groups allowed to stay
+  // LAB: pending; __syncthreads; load_slice of slice t + stages − 1 into stage (t + stages − 1) % stages, only
+  // LAB: where that slice is < k_tiles; commit_group always (step 1 counts one group per iteration); then
+  // LAB: multiply_slice of stage t % stages.
 #pragma unroll
   for (int t = 0; t < stages - 1; ++t) {
     if (t < k_tiles) load_slice(t, t);
@@ -244,12 +250,15 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
     async_copy::commit_group();
     multiply_slice(t % stages);
   }
+  // LAB END
 
   // Stage 3, write back. Only empty groups can still be pending; waiting for them costs nothing
   // and leaves no copy in flight into the buffers that are reused now, and the barrier makes sure
   // every warp has finished reading the last slice before any warp overwrites it.
+  // LAB BEGIN [hard]: The drain: wait_group with no group allowed pending, then __syncthreads (as said above).
   async_copy::wait_group<0>();
   __syncthreads();
+  // LAB END
   // WMMA does not say which lane holds which accumulator element, so each row of accumulators is
   // stored to the warp's staging area in shared memory, and read back by rows: lane l takes
   // 16-byte pieces l, l + 32, …, so a row of the warp tile (256 bytes for 64 columns) goes out in

@@ -105,7 +105,11 @@ struct Layout : Config {
                 "lower stages, block_tile_k or the block tile");
   // Where logical chunk `chunk` of row `row` is stored in that row: swizzled, or in place when padded.
   __device__ static int chunk_slot(int row, int chunk, int chunks_per_row) {
+    // LAB BEGIN [hard]: Return the physical chunk of logical chunk `chunk` of row `row`: where Config::swizzled,
+    // LAB: swizzled_chunk of common/swizzle.hpp (row, chunk, chunks_per_row); else chunk itself (the variant padded,
+    // LAB: whose rows are padded instead). Every copy into a tile and every ldmatrix address goes through it.
     return Config::swizzled ? swizzled_chunk(row, chunk, chunks_per_row) : chunk;
+    // LAB END
   }
 
   static constexpr int a_copies = block_tile_m * a_chunks_per_row / threads;  // 16-byte copies per thread per slice
@@ -200,6 +204,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   //     k 0-7/n 8-15, k 8-15/n 8-15 = registers b0b1, b2b3 of B fragment j, then of fragment j+1.
   // The swizzle depends on the row only through row % 8 (swizzle.hpp), so pieces 16 rows further
   // down have the same chunk order: their offsets differ by a constant (padded rows: trivially).
+  // LAB BEGIN [hard]: Declare a_offset[k_steps] and b_offset[warp_tile_n / 16] (unsigned byte offsets) and fill
+  // LAB: them as said above. The lane points at row lane % 16 of a piece and at its chunk lane / 16. a_offset[s]:
+  // LAB: row r = warp_row + that row of the A tile, L::a_row_bytes a row, plus the slot (L::chunk_slot, in rows of
+  // LAB: L::a_chunks_per_row) of r's logical chunk 2s + the lane's chunk, times swizzle_chunk_bytes. b_offset[jj]:
+  // LAB: the lane's row of the B tile (L::b_row_bytes a row; k-step 0), plus the slot (L::b_chunks_per_row) of its
+  // LAB: logical chunk (warp_col + 16·jj) / chunk_halves + the lane's chunk, times swizzle_chunk_bytes.
   unsigned a_offset[k_steps];           // A piece of rows warp_row …+15, k-step s
   unsigned b_offset[warp_tile_n / 16];  // B piece of k-step 0, columns warp_col + 16·jj …+15
   {
@@ -217,6 +227,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
           row_in_piece * L::b_row_bytes + L::chunk_slot(row_in_piece, chunk, L::b_chunks_per_row) * swizzle_chunk_bytes;
     }
   }
+  // LAB END
 
   // Stage 2a, fragments: k-step s of the slice in buffer `stage`, from shared memory into f.
   using WarpFragments = Fragments<fragments_m, fragments_n>;

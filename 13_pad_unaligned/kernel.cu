@@ -532,8 +532,8 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   __half* a_padded = reinterpret_cast<__half*>(scratch + d.a_offset);
   __half* b_padded = reinterpret_cast<__half*>(scratch + d.b_offset);
   float* c_padded = reinterpret_cast<float*>(scratch + d.c_offset);
-  // LAB BEGIN: The padded hand-off. Copy A (rows lda apart → K8) and B (ldb → N8) where d says so, and point q
-  // LAB: at the copies; a staged C: q writes alpha·A·B (beta 0) into c_padded, N8 columns, N8 floats a row.
+  // LAB BEGIN [hard]: The padded hand-off. launch_pad_copy A (rows lda apart → K8) and B (ldb → N8) where d says so,
+  // LAB: and point q at the copies; a staged C: q writes alpha·A·B (beta 0) into c_padded, N8 columns, N8 floats a row.
   if (d.pad_a) {
     launch_pad_copy(p.a, p.m, p.k, p.lda, a_padded, d.k8, stream);
     q.a = a_padded;

@@ -13,7 +13,7 @@ import unittest
 from lab_test_support import REPOSITORY, TemporaryFolderTest, write_tree
 
 import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
-from labkit import release, tokens  # noqa: E402
+from labkit import markers, release, tokens  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import (UsageError, discover_steps, later_steps, regions_of, registrations,  # noqa: E402
                           repository_files)
@@ -457,7 +457,7 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         lab_steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
         said = [line.split(":", 1)[0] for line in out.splitlines() if not line.startswith(" ")]
         self.assertEqual(said, lab_steps)
-        self.assertIn("11_stream_k: 3 region(s)", out)
+        self.assertIn("11_stream_k: 6 region(s)", out)  # 3 in kernel.cu, the fixup's 3 (hard) in schedule.cuh
         self.assertNotRegex(out, r"(11_stream_k|12_swap_ab|13_pad_unaligned): .*hand it out with")
 
     def test_release_of_09_holds_none_of_its_solution(self):
@@ -475,10 +475,18 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         self.assertIn("// TODO: ", kernel)
         self.assertNotIn("LAB BEGIN", kernel)
         self.assertIn("watchdog", (copy / "LAB.md").read_text())  # a Hopper step
-        # Read back independently: no line, and no renamed copy, of 09's solution in any file.
-        regions = regions_of(REPOSITORY, "09_wgmma_tma")
+        # Read back independently: no line, and no renamed copy, of 09's solution in any file (the
+        # solution of the level handed out: the easy one keeps the code of the hard regions).
+        regions = markers.blanked_regions(regions_of(REPOSITORY, "09_wgmma_tma"), "easy")
         written = sorted(p.relative_to(copy) for p in copy.rglob("*") if p.is_file())
         self.assertEqual(release.all_leaks(regions, release.text_files(copy, written)), [])
+        hard = self.tmp / "hard"
+        code, out, err = run_lab("release", "--steps", "09", "--level", "hard", "--out", hard)
+        self.assertEqual((code, err), (0, ""))
+        every = markers.blanked_regions(regions_of(REPOSITORY, "09_wgmma_tma"), "hard")
+        self.assertGreater(sum(len(r.solution) for r in every), sum(len(r.solution) for r in regions))
+        written_hard = sorted(p.relative_to(hard) for p in hard.rglob("*") if p.is_file())
+        self.assertEqual(release.all_leaks(every, release.text_files(hard, written_hard)), [])
         # What was left out did hold it.
         tenth = (REPOSITORY / "10_persistent_clusters" / "kernel.cu").read_text()
         self.assertTrue(release.all_leaks(regions, [("10_persistent_clusters/kernel.cu", tenth)]))
