@@ -4,8 +4,9 @@ and wave arithmetic that the charts mark. Standard library only.
 
 The corpus is a CSV a person edits: after comment lines ('#') and blank lines, the header
 `category,m,n,k,label`, then one shape a line. The category is a lower-case word (square, skinny,
-llm, unaligned are the ones the charts and tables know; any other is tabulated under its own name);
-the label is optional (an llm row's label names its layer: one row of the heat map).
+llm, unaligned, conv, square_off_grid, small, gemv_dot are the ones the tables name, CATEGORY_NAMES;
+the charts draw square and llm; any other is tabulated under its own name); the label is optional
+(an llm row's label names its layer: one row of the heat map; a conv row's, its network's layer).
 """
 import csv
 import math
@@ -20,7 +21,9 @@ HEADER = ("category", "m", "n", "k", "label")
 CATEGORY = re.compile(r"^[a-z][a-z0-9_]*$")
 INT_MAX = 2 ** 31 - 1  # what the step executables accept for --m, --n, --k
 # How the tables name the categories they know; another category is shown as written.
-CATEGORY_NAMES = {"square": "squares", "skinny": "skinny, long K", "llm": "LLM layers", "unaligned": "unaligned"}
+CATEGORY_NAMES = {"square": "squares", "skinny": "skinny, long K", "llm": "LLM layers", "unaligned": "unaligned",
+                  "conv": "convolutions as GEMMs", "square_off_grid": "squares off the 128 grid",
+                  "small": "small, sides ≤ 512", "gemv_dot": "GEMV and dot"}
 
 # The unit of work that each step schedules, for the wave marks of the square chart: a tile of C of
 # tile_m × tile_n that one scheduling unit computes, and how many such units run at once per SM.

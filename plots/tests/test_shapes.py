@@ -78,7 +78,9 @@ class CorpusTest(unittest.TestCase):
         by = {}
         for e in entries:
             by.setdefault(e.category, []).append(e)
-        self.assertEqual(list(by), ["square", "skinny", "llm", "unaligned"])
+        self.assertEqual(list(by), ["square", "skinny", "llm", "unaligned", "conv", "square_off_grid", "small",
+                                    "gemv_dot"])
+        self.assertTrue(set(by) <= set(shape_corpus.CATEGORY_NAMES))
         squares = {e.m for e in by["square"]}
         self.assertTrue(all(e.m == e.n == e.k for e in by["square"]))
         self.assertTrue({1536, 3072, 5120, 6144, 256, 8192, 4097, 4095, 2049} <= squares)
@@ -96,6 +98,46 @@ class CorpusTest(unittest.TestCase):
                         and any(m % 2 for m, _, _ in unaligned))
         self.assertTrue(any(m * n >= 8192 * 8192 and k < 32 for m, n, k in unaligned))
         self.assertEqual(len(shape_corpus.unique_shapes(entries)), len({e.shape for e in entries}))
+
+    def test_the_committed_corpus_new_categories(self):
+        entries = shape_corpus.load()
+        by = {}
+        for e in entries:
+            by.setdefault(e.category, []).append(e)
+        # Convolutions as GEMMs: VGG-16's 13 layers at batch 16 on 224×224 (M = 16·H·W, N = output
+        # channels, K = input channels·9), each label naming its layer, and a few of ResNet-50's.
+        vgg = [e for e in by["conv"] if e.label.startswith("VGG-16 ")]
+        self.assertEqual([e.label.split(":")[0] for e in vgg],
+                         [f"VGG-16 conv{block}_{layer}" for block, layers in ((1, 2), (2, 2), (3, 3), (4, 3), (5, 3))
+                          for layer in range(1, layers + 1)])
+        channels = [3, 64, 64, 128, 128, 256, 256, 256, 512, 512, 512, 512, 512, 512]
+        sides = [224] * 2 + [112] * 2 + [56] * 3 + [28] * 3 + [14] * 3
+        self.assertEqual([e.shape for e in vgg], [(16 * side * side, out, cin * 9) for side, cin, out
+                                                  in zip(sides, channels, channels[1:])])
+        self.assertTrue(any(e.label.startswith("ResNet-50 ") for e in by["conv"]))
+        self.assertTrue(any(e.n == 64 and e.m >= 50000 for e in by["conv"]))  # the issue's N = 64, M ≈ 10⁵
+        # Squares off the 128 grid: multiples of 8, not of 128, between 1000 and 8000.
+        off = [e.m for e in by["square_off_grid"]]
+        self.assertTrue(all(e.m == e.n == e.k for e in by["square_off_grid"]))
+        self.assertTrue(all(m % 8 == 0 and m % 128 and 1000 <= m <= 8000 for m in off), off)
+        self.assertGreaterEqual(len(off), 12)
+        # Small: every side at most 512, some not multiples of 8.
+        small = [e.shape for e in by["small"]]
+        self.assertTrue(all(max(s) <= 512 for s in small))
+        self.assertTrue(any(all(v % 8 == 0 for v in s) and s[0] % 128 for s in small))
+        self.assertTrue(any(any(v % 8 for v in s) for s in small))
+        # GEMV and dot: M or N is 1 (or 8×8), K long.
+        gemv = [e.shape for e in by["gemv_dot"]]
+        self.assertTrue(all((m == 1 or n == 1 or (m, n) == (8, 8)) and k >= 4096 for m, n, k in gemv))
+        for shape in ((1, 1, 65536), (1, 4096, 4096), (4096, 1, 4096), (1, 1, 1048576), (8, 8, 131072)):
+            self.assertIn(shape, gemv)
+        # Issue 29's targets are measured: its squares, long-K shapes, the decode layers and 46341²×17.
+        shapes = {e.shape for e in entries}
+        for shape in ((1024, 1024, 1024), (1536, 1536, 1536), (3072, 3072, 3072), (1024, 1024, 8192),
+                      (512, 512, 16384), (46341, 46341, 17), (512, 4096, 4096), (16, 4096, 4096)):
+            self.assertIn(shape, shapes)
+        self.assertGreater(46341 * 46341, shape_corpus.INT_MAX)  # M·N past what an int indexes
+        self.assertTrue({1, 8, 16, 32, 64, 128} <= {e.m for e in by["llm"]})
 
     def test_shape_list_matches_the_executables(self):
         shapes = [(4096, 4096, 4097), (1, 128256, 4096)]
