@@ -4,13 +4,15 @@
     python3 plots/make_plots.py --csv RESULTS.csv [--sweep SWEEP.csv] --out DIR [--table-only]
                                 [--peak-fp32 TFLOPS --peak-fp16 TFLOPS --bandwidth GBS]
                                 [--profile PROFILE.csv] [--peers PEERS.csv] [--shapes SHAPES.csv]
+                                [--cublas-picks CUBLAS_PICKS.csv]
 
 Writes into DIR: table.md, and unless --table-only, tflops.png, roofline.png and, with --sweep,
 sweep.png. With --profile (profile.csv from ncu_profile.py), table.md gains the "limited by
 (measured)" column, and roofline_measured.png is drawn; --profile without --csv draws only that.
 With --peers (peers.csv, run_worklog.py), table.md gains the peers' rows. With --shapes
 (shapes.csv, the shapes run), shapes.md, and unless --table-only shapes_squares.png and
-shapes_llm.png; --shapes needs no --csv.
+shapes_llm.png; --shapes needs no --csv. With --cublas-picks (cublas_picks.csv, plots/cublas_pick.py),
+shapes.md gains a table of those shapes beside cuBLAS's own kernel.
 The table needs only Python; the charts need matplotlib (plots/requirements.txt): without it, the
 table is still written and one warning says how to get the charts. draw_results() runs this on
 the results in one folder with a Python that has matplotlib (run_worklog.py and ncu_profile.py).
@@ -26,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import cublas_names  # noqa: E402
 import plots_env  # noqa: E402
 from arguments import add_peak_arguments  # noqa: E402
 from profile_csv import gpu_name, limited_by_step, load_profile, roofline_points  # noqa: E402
@@ -46,6 +49,8 @@ def parse_args(argv):
                                           "(measured)\" column and roofline_measured.png)")
     parser.add_argument("--peers", help="peers.csv from run_worklog.py (adds the peers' rows to table.md)")
     parser.add_argument("--shapes", help="shapes.csv of the shapes run (shapes.md and its charts)")
+    parser.add_argument("--cublas-picks",
+                        help="cublas_picks.csv from cublas_pick.py (adds cuBLAS's own kernels to shapes.md)")
     args = parser.parse_args(argv)
     if not args.csv and not args.profile and not args.shapes:
         parser.error("give --csv, --profile, --shapes or several")
@@ -53,6 +58,8 @@ def parse_args(argv):
         parser.error("--sweep needs --csv")
     if args.peers and not args.csv:
         parser.error("--peers needs --csv")
+    if args.cublas_picks and not args.shapes:
+        parser.error("--cublas-picks needs --shapes")
     return args
 
 
@@ -104,6 +111,7 @@ def main(argv=None):
         profile = load_profile(args.profile) if args.profile else None
         peers = shape_results.load(args.peers) if args.peers else None
         shapes = shape_results.load(args.shapes) if args.shapes else None
+        picks = cublas_names.load_picks(args.cublas_picks) if args.cublas_picks else None
     except InputError as e:
         print(f"make_plots: error: {e}", file=sys.stderr)
         return exit_codes.EXIT_BAD_ARGUMENT
@@ -116,7 +124,7 @@ def main(argv=None):
                               encoding="utf-8")
     if shapes:
         written.append(out / "shapes.md")
-        written[-1].write_text(shape_results.shapes_markdown(shapes), encoding="utf-8")
+        written[-1].write_text(shape_results.shapes_markdown(shapes, picks=picks), encoding="utf-8")
     if not args.table_only:
         if importlib.util.find_spec("matplotlib") is None:
             print(f"make_plots: warning: matplotlib is not installed for {sys.executable}, so "
@@ -131,16 +139,17 @@ def main(argv=None):
 
 def draw_results(out, venv, who, extra=(), only=None):
     """make_plots on what the results folder out holds (worklog.csv, sweep.csv, profile.csv,
-    peers.csv, shapes.csv; with only, those of these names alone), with the extra arguments, run by
-    a Python with matplotlib (plots_env: this one, or the virtual environment venv, made on first
-    use); without one, the tables alone and one line, starting "<who>:", on how to get the charts.
-    Returns make_plots's exit code."""
+    peers.csv, shapes.csv and cublas_picks.csv beside it; with only, those of these names alone),
+    with the extra arguments, run by a Python with matplotlib (plots_env: this one, or the virtual
+    environment venv, made on first use); without one, the tables alone and one line, starting
+    "<who>:", on how to get the charts. Returns make_plots's exit code."""
     def given(flag, name):
         return [flag, str(out / name)] if (out / name).exists() and (only is None or name in only) else []
 
     plot_args = [*given("--csv", "worklog.csv"), "--out", str(out), *given("--sweep", "sweep.csv"),
                  *given("--profile", "profile.csv"), *(given("--peers", "peers.csv") if given("--csv", "worklog.csv")
-                                                       else []), *given("--shapes", "shapes.csv"), *extra]
+                                                       else []), *given("--shapes", "shapes.csv"),
+                 *(given("--cublas-picks", cublas_names.PICKS) if given("--shapes", "shapes.csv") else []), *extra]
     try:
         python = plots_env.python_with_matplotlib(venv, say=lambda line: print(f"{who}: {line}", flush=True))
     except plots_env.Unavailable as e:

@@ -19,10 +19,12 @@ there) run at --size too, and the table gains their rows (peers.csv); a peer tha
 (default: the last step of each precision, the two steps before the last, and 08_mma_ldmatrix, found by
 running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
-then each peer likewise; and
-writes shapes.csv, shapes.md and the charts shapes_squares.png and shapes_llm.png. With --publish,
-it copies them there and, when that is a checkout's plots/results, rewrites the READMEs' generated
-blocks (readme_blocks.py; the `shapes` block of README.md among them).
+a chosen step's bounding variants after it (SHAPES_VARIANTS: 14_tile_per_shape's best_of_menu, one
+more process), then each peer likewise; and writes shapes.csv, shapes.md and the charts
+shapes_squares.png and shapes_llm.png (shapes.md joins cublas_picks.csv, plots/cublas_pick.py's,
+when --out holds one). With --publish, it copies them there and, when that is a checkout's
+plots/results, rewrites the READMEs' generated blocks (readme_blocks.py; the `shapes` block of
+README.md among them).
 
 The table needs only Python. The charts need matplotlib: when this Python cannot import it, it
 is installed into the virtual environment --venv (default: BIN_DIR/../plots-venv, in the build
@@ -52,6 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import cublas_names  # noqa: E402
 import make_plots  # noqa: E402
 import plots_env  # noqa: E402
 import readme_blocks  # noqa: E402
@@ -79,6 +82,10 @@ PUBLISHED = ("worklog.csv", "sweep.csv", "peers.csv", "table.md", "tflops.png", 
 # they would pass 100 ms (at least one): about 4 s per FP16 step over the corpus on an H200.
 SHAPES_TIMING = ("--warmup", "1", "--iters", "10", "--time-cap", "100")
 SHAPES_PUBLISHED = ("shapes.csv", "shapes.md", "shapes_squares.png", "shapes_llm.png")
+# The shapes run's runs of a chosen step beyond the step itself: the variants that bound it, each one
+# more process over the whole list, its rows under "<step>/<variant>". 14's best of menu times every
+# entry of its menu on each shape and runs the fastest: what its model's choice is judged against.
+SHAPES_VARIANTS = {"14_tile_per_shape": ("best_of_menu",)}
 PROBE_SIZE = 64  # the tiny run that tells a step's precision and whether this GPU runs it
 PORTABLE_STEP = "08_mma_ldmatrix"  # the fastest step that is not Hopper-only: always in the shapes run
 PEERS = {"torch": "torch.matmul", "triton": "Triton"}  # peers.py --engine, and the engine's name
@@ -363,6 +370,12 @@ def chosen_steps(args, steps, unsupported):
     return sorted(chosen, key=steps.index, reverse=True)
 
 
+def shapes_runs(chosen):
+    """The (step, variant) runs of the shapes run, in order: each chosen step (variant None), then
+    its SHAPES_VARIANTS."""
+    return [(step, variant) for step in chosen for variant in (None, *SHAPES_VARIANTS.get(step, ()))]
+
+
 def run_shapes(args, started):
     """The shapes run (--shapes); raises Stop to end early. Returns the exit code."""
     try:
@@ -378,35 +391,41 @@ def run_shapes(args, started):
     if not chosen:
         raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
     shapes = shape_corpus.unique_shapes(entries)
+    runs = shapes_runs(chosen)
+    engines = [f"{step}/{variant}" if variant else step for step, variant in runs]
     print(f"run_worklog: {len(shapes)} shapes ({len(entries)} corpus lines, {args.shapes}) with "
-          f"{', '.join(chosen)}, cuBLAS" + ("" if args.no_peers else ", " + ", ".join(PEERS.values())), flush=True)
+          f"{', '.join(engines)}, cuBLAS" + ("" if args.no_peers else ", " + ", ".join(PEERS.values())), flush=True)
     raw = args.out / "shapes_raw.csv"
-    ran = []
+    ran, skipped = [], set()
     with tempfile.TemporaryDirectory() as tmp:
         shape_list = Path(tmp) / "shapes.txt"
         shape_list.write_text(shape_corpus.shape_list_text(shapes), encoding="utf-8")
-        for number, step in enumerate(chosen, 1):
-            print(f"[shapes {number}/{len(chosen)}] {step} {len(shapes)} shapes", flush=True)
+        for number, (step, variant) in enumerate(runs, 1):
+            if step in skipped:  # this GPU cannot run the step: nor its variants
+                continue
+            engine = f"{step}/{variant}" if variant else step
+            print(f"[shapes {number}/{len(runs)}] {engine} {len(shapes)} shapes", flush=True)
             code, stderr = run_command([str(args.bin_dir / step), "--shapes", str(shape_list), *SHAPES_TIMING,
-                                        "--csv", str(raw)])
+                                        *(["--variant", variant] if variant else []), "--csv", str(raw)])
             if code == exit_codes.EXIT_UNSUPPORTED_GPU:
-                print(f"run_worklog: skipping {step}: {last_error_line(step, stderr, code)}", file=sys.stderr,
+                print(f"run_worklog: skipping {engine}: {last_error_line(engine, stderr, code)}", file=sys.stderr,
                       flush=True)
+                skipped.add(step)
                 continue
             sys.stderr.write(stderr)
-            ran.append(step)
+            ran.append(engine)
             if code == exit_codes.EXIT_NO_DEVICE:
                 raise Stop(exit_codes.EXIT_NO_DEVICE, "no CUDA device; the worklog needs an NVIDIA GPU")
             if code == exit_codes.EXIT_CHECK_FAILED:
-                failed.append(f"{step} (some shapes: shapes.md lists them)")
-                print(f"run_worklog: {step} FAILED verification on some shapes; continuing", file=sys.stderr,
+                failed.append(f"{engine} (some shapes: shapes.md lists them)")
+                print(f"run_worklog: {engine} FAILED verification on some shapes; continuing", file=sys.stderr,
                       flush=True)
             elif code == exit_codes.EXIT_DOES_NOT_FIT:
-                print(f"run_worklog: warning: {step} skipped shapes that do not fit in device memory",
+                print(f"run_worklog: warning: {engine} skipped shapes that do not fit in device memory",
                       file=sys.stderr, flush=True)
             elif code != exit_codes.EXIT_OK:
-                failed.append(f"{step} (exit code {code}: {exit_codes.MEANING.get(code, 'unknown')})")
-                print(f"run_worklog: {step} stopped with exit code {code}; its remaining shapes are left out; "
+                failed.append(f"{engine} (exit code {code}: {exit_codes.MEANING.get(code, 'unknown')})")
+                print(f"run_worklog: {engine} stopped with exit code {code}; its remaining shapes are left out; "
                       "continuing", file=sys.stderr, flush=True)
     if not ran:
         raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
@@ -418,11 +437,11 @@ def run_shapes(args, started):
     rows = shape_results.assemble(entries, raw_rows, ran, status)
     shape_results.write_rows(args.out / "shapes.csv", rows)
     code = make_plots.draw_results(args.out, args.venv or plots_env.build_tree_venv(args.bin_dir), "run_worklog",
-                                   only=("shapes.csv",))
+                                   only=("shapes.csv", cublas_names.PICKS))
     if code != exit_codes.EXIT_OK:
         return code
     if args.publish:
-        publish(args.out, args.publish, SHAPES_PUBLISHED)
+        publish(args.out, args.publish, SHAPES_PUBLISHED + (cublas_names.PICKS,))
         readme_blocks.refresh(args.publish, "run_worklog")  # the README's `shapes` block among the others
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:

@@ -17,7 +17,7 @@ from shape_results import NOT_AVAILABLE, counted, engine_title, engines, fmt_tfl
 SQUARES, LLM = "shapes_squares.png", "shapes_llm.png"
 FP32 = "fp32"
 # Steps in warm colours, peers in cool ones, cuBLAS in black.
-STEP_COLORS = ["tab:red", "tab:orange", "tab:brown", "tab:pink", "tab:olive"]
+STEP_COLORS = ["tab:red", "tab:orange", "tab:brown", "tab:pink", "tab:olive", "darkgoldenrod", "maroon"]
 PEER_COLORS = ["tab:blue", "tab:green", "tab:purple", "tab:cyan"]
 
 

@@ -1,14 +1,17 @@
 """The results of the shapes run: shapes.csv (one row per engine × corpus entry), built from the rows
 that the step executables and peers.py append (results_csv's columns); the arithmetic of its summary
-(geometric mean and minimum of % of cuBLAS per category and engine, the worst shapes); shapes.md; the
-per-category table of README.md's "Shapes" section (a generated block); and peers.csv, the same rows
-for the worklog's table. Standard library only.
+(geometric mean and minimum of % of cuBLAS per category and engine, the worst shapes, how often a
+step's model is within 5% of its best of menu); shapes.md, with the shapes of cublas_picks.csv
+beside cuBLAS's own kernel when that file is given (cublas_names.py); the per-category table of
+README.md's "Shapes" section (a generated block); and peers.csv, the same rows for the worklog's
+table. Standard library only.
 """
 import csv
 import math
 import statistics
 from pathlib import Path
 
+from cublas_names import pick_text
 from results_csv import InputError, cublas_name, parse_number, precision_label, read_rows, size_of
 from shape_corpus import CATEGORY_NAMES, shape_text
 
@@ -25,6 +28,11 @@ NOT_RUN = "not run"              # the engine ran but this shape has no row (it 
 CHECKS = MEASURED + (NOT_AVAILABLE, NOT_RUN)
 PEER_ENGINES = ("torch.matmul", "Triton")
 PRECISION_LABELS = {"fp16_out_fp16": "FP16→FP16"}  # torch.matmul where PyTorch has no FP32 output
+# A step's variant that times every entry of its menu on the shape and runs the fastest (14's): the
+# bound that the step's own choice, its model, is judged against. Its engine is "<step>/best_of_menu",
+# as the step executable names it in its CSV rows.
+BEST_OF_MENU = "best_of_menu"
+WITHIN = 1.05  # the model's target: its time within 5% of best of menu's
 
 
 # --- reading and writing -------------------------------------------------------------------
@@ -202,6 +210,24 @@ def worst(rows, engine, count=5):
     return sorted(by_shape.values(), key=lambda r: (r["pct_cublas"], r["m"], r["n"], r["k"]))[:count]
 
 
+def bounded_step(engine):
+    """The step whose best of menu this engine is ("14_tile_per_shape/best_of_menu" ->
+    "14_tile_per_shape"), else None."""
+    step, _, variant = engine.partition("/")
+    return step if variant == BEST_OF_MENU else None
+
+
+def model_within(rows, category, step, bound):
+    """(shapes where the step's time is within WITHIN of its best of menu's, shapes where both were
+    measured and passed) over one category."""
+    def times(engine):
+        return {(r["m"], r["n"], r["k"]): r["ms"] for r in rows
+                if r["category"] == category and r["engine"] == engine and counted(r)}
+    mine, best = times(step), times(bound)
+    both = [shape for shape in mine if shape in best]
+    return sum(mine[shape] <= WITHIN * best[shape] for shape in both), len(both)
+
+
 # --- Markdown ------------------------------------------------------------------------------
 
 def fmt_pct(pct):
@@ -257,9 +283,77 @@ def category_table(rows):
     return "\n".join(lines) + "\n"
 
 
-def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv"):
-    """shapes.md: the per-category table, the summary per category and engine, the worst five shapes
-    of each engine, and how it was measured."""
+def _worst_cell(s):
+    if s is None:
+        return ""
+    if s["geomean_pct"] is None:
+        return f"FAIL {s['failed']}" if s["failed"] else "—"
+    row = s["min_row"]
+    text = f"{fmt_pct(s['geomean_pct'])} · worst {fmt_pct(s['min_pct'])} {shape_text((row['m'], row['n'], row['k']))}"
+    return text + (f", FAIL {s['failed']}" if s["failed"] else "")
+
+
+def step_table(rows):
+    """Per category, each step's geometric mean of % of cuBLAS and its worst shape (a step's best of
+    menu is a column of its own, after the step); and, for a step whose best of menu was measured,
+    on how many of the category's shapes the step's own choice is within 5% of it."""
+    summary = {(s["category"], s["engine"]): s for s in summarize(rows)}
+    steps = [e for e in engines(rows) if e[1] == "step"]
+    names = {e[0] for e in steps}
+    bounds = [(bounded_step(e[0]), e[0]) for e in steps if bounded_step(e[0]) in names]
+    lines = [_cells("category (shapes)", *(e[0] for e in steps),
+                    *(f"{step} within 5% of {bound}" for step, bound in bounds)),
+             "|---|" + "---:|" * (len(steps) + len(bounds))]
+    for category in categories(rows):
+        count = len({(r["m"], r["n"], r["k"], r["label"]) for r in rows if r["category"] == category})
+        within = [model_within(rows, category, step, bound) for step, bound in bounds]
+        lines.append(_cells(f"{category_name(category)} ({count})",
+                            *(_worst_cell(summary.get((category, e[0]))) for e in steps),
+                            *(f"{hits}/{both}" if both else "—" for hits, both in within)))
+    return "\n".join(lines) + "\n"
+
+
+def picks_table(rows, picks):
+    """The shapes of cublas_picks.csv (cublas_names.load_picks), in its order: where the corpus has
+    them, the steps of the pick's precision (% of cuBLAS) and cuBLAS's TFLOP/s; and cuBLAS's own
+    kernel, its configuration in the worklog's orientation (rows × columns), its grid and what else
+    it ran."""
+    lines = []
+    by_precision = {}
+    for pick in picks:
+        by_precision.setdefault(pick["precision"] or "fp16", []).append(pick)
+    for precision, group in by_precision.items():
+        steps = [e for e in engines(rows) if e[1] == "step" and e[2] == precision]
+        reference = cublas_name(precision)
+        lines += [_cells("shape", "in the corpus as", *(e[0] for e in steps), f"{reference} TFLOP/s",
+                         "cuBLAS's kernel", "what its name and launch say"),
+                  "|---|---|" + "---:|" * (len(steps) + 1) + "---|---|"]
+        for pick in group:
+            shape = (pick["m"], pick["n"], pick["k"])
+            mine = [r for r in rows if (r["m"], r["n"], r["k"]) == shape]
+            where = "; ".join(dict.fromkeys(category_name(r["category"]) + (f": {r['label']}" if r["label"] else "")
+                                            for r in mine)) or "—"
+
+            def cell(engine, value):
+                row = next((r for r in mine if r["engine"] == engine), None)
+                if row is None:
+                    return "—"
+                if row["check"] == "FAIL":
+                    return "FAIL"
+                return value(row) if counted(row) else "—"
+            lines.append(_cells(shape_text(shape), where,
+                                *(cell(e[0], lambda r: fmt_pct(r["pct_cublas"])) for e in steps),
+                                cell(reference, lambda r: fmt_tflops(r["tflops"])),
+                                f"`{pick['kernel']}`", pick_text(pick)))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
+    """shapes.md: the per-category table, each step's worst shape per category (and its model
+    against its best of menu), the summary per category and engine, the worst five shapes of each
+    engine, with picks (cublas_picks.csv's rows) the table of those shapes beside cuBLAS's own
+    kernel, and how it was measured."""
     measured = [r for r in rows if r["gpu"]]
     if measured:
         day = max(r["timestamp"] for r in measured)[:10]
@@ -272,6 +366,12 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv"):
              "## % of cuBLAS per category", "",
              "Geometric mean over the category's shapes (minimum in brackets); cuBLAS: geometric-mean TFLOP/s.", "",
              category_table(rows),
+             "## Each step's worst shape per category", "",
+             "Geometric mean of % of cuBLAS over the category's shapes, then the slowest shape against cuBLAS"
+             + (f"; where a step's best of menu was measured (every entry of its menu timed on the shape, the "
+                f"fastest run), on how many shapes the step's own choice takes at most {WITHIN:g}× its time."
+                if any(bounded_step(e[0]) for e in engines(rows)) else "."), "",
+             step_table(rows),
              "## Per category and engine", "",
              _cells("category", "engine", "shapes", "checked and passed", "failed", "geomean % of cuBLAS",
                     "min % of cuBLAS", "slowest shape", "geomean TFLOP/s"),
@@ -284,6 +384,12 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv"):
                             f"{shape_text((slowest['m'], slowest['n'], slowest['k']))}"
                             + (f" ({slowest['label']})" if slowest["label"] else "") if slowest else "—",
                             fmt_tflops(s["geomean_tflops"])))
+    if picks:
+        lines += ["", "## cuBLAS's own kernel", "",
+                  "The kernel that cuBLAS ran for each shape of cublas_picks.csv (plots/cublas_pick.py: its name "
+                  "and launch read through Nsight Compute), its configuration turned into the worklog's rows × "
+                  "columns (cuBLAS is column-major: its first tile dimension runs along our N), beside the "
+                  "steps' % of cuBLAS on the same shape.", "", picks_table(rows, picks).rstrip("\n")]
     lines += ["", "## The five shapes slowest against cuBLAS, per engine", ""]
     for engine, kind, precision in engines(rows):
         if kind == "cublas":

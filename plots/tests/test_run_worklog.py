@@ -30,21 +30,23 @@ TFLOPS = {step: 4.0 * number for number, step in enumerate(SIX_STEPS, 1)}
 
 # Stands in for a step executable: logs its arguments; on exit codes 0 and 1 (the ones after
 # which a real step has measured) appends one CSV row (header first when the file is new or
-# empty) and prints a result line; on any other code prints a one-line error as a real step
-# does; then exits with CODE.
+# empty; a --variant's rows under "STEP/VARIANT", as a real step names them) and prints a result
+# line; on any other code prints a one-line error as a real step does; then exits with CODE.
 FAKE_STEP = """#!/bin/sh
 echo "STEP $*" >> "LOG"
 shapes=""
+name=STEP
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) n="$2"; shift ;;
     --csv) csv="$2"; shift ;;
     --shapes) shapes="$2"; shift ;;
+    --variant) name="STEP/$2"; shift ;;
   esac
   shift
 done
 row() {
-  echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,STEP,fake step,PREC,$1,$2,$3,\
+  echo "2026-11-21T10:00:00Z,NVIDIA H100 80GB HBM3,132,9.0,13.0,13.0,$name,fake step,PREC,$1,$2,$3,\
 1,0,1.0,TFLOPS,0.5,4.0,50.0,0.0,0.1,1000000,STATUS" >> "$csv"
 }
 case CODE in

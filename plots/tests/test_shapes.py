@@ -248,6 +248,68 @@ class ShapeResultsTest(unittest.TestCase):
             self.assertEqual([(r["engine"], r["m"], r["check"], r["ms"]) for r in again],
                              [(e, m, c, ms) for e, _, m, c, ms in table])
 
+    def test_step_table(self):
+        # Each step's geometric mean and its worst shape per category; peers and cuBLAS are not steps.
+        table = shape_results.step_table(self.rows).splitlines()
+        self.assertEqual(table[:2], ["| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix |",
+                                     "|---|---:|---:|"])
+        self.assertEqual(table[2], "| squares (3) | 50.0% · worst 20.0% 1024x1024x1024 | 60.0% · worst 60.0% "
+                                   "1024x1024x1024 |")
+        self.assertEqual(table[4], "| unaligned (1) | FAIL 1 | 30.0% · worst 30.0% 4096x4096x4097 |")
+        markdown = shape_results.shapes_markdown(self.rows)
+        self.assertIn("## Each step's worst shape per category\n\nGeometric mean of % of cuBLAS over the category's "
+                      "shapes, then the slowest shape against cuBLAS.\n", markdown)
+        self.assertNotIn("## cuBLAS's own kernel", markdown)
+
+    def test_best_of_menu_is_a_column_and_bounds_the_model(self):
+        def row(engine, category, shape, ms, pct, check="PASS"):
+            m, n, k = shape
+            return {**dict.fromkeys(shape_results.COLUMNS), "engine": engine, "kind": "step", "precision": "fp16",
+                    "category": category, "label": "", "m": m, "n": n, "k": k, "ms": ms, "tflops": 1.0,
+                    "pct_cublas": pct, "check": check, "gpu": "G", "sm_count": 132, "timestamp": "t"}
+        model, best = "14_tile_per_shape", "14_tile_per_shape/best_of_menu"
+        rows = [row(model, "square", (1024,) * 3, 1.00, 100.0), row(best, "square", (1024,) * 3, 0.96, 104.0),
+                row(model, "square", (2048,) * 3, 1.10, 90.0), row(best, "square", (2048,) * 3, 1.00, 99.0),
+                row(model, "small", (64,) * 3, 2.00, 50.0, "FAIL"), row(best, "small", (64,) * 3, 1.00, 100.0),
+                row("13_pad_unaligned", "square", (1024,) * 3, 2.0, 50.0)]
+        self.assertEqual(shape_results.bounded_step(best), model)
+        self.assertIsNone(shape_results.bounded_step("07_async_pipeline/no_padding"))
+        self.assertEqual(shape_results.model_within(rows, "square", model, best), (1, 2))  # 1.10 > 1.05 × 1.00
+        self.assertEqual(shape_results.model_within(rows, "small", model, best), (0, 0))  # a failed check: not counted
+        table = shape_results.step_table(rows).splitlines()
+        self.assertEqual(table[0], "| category (shapes) | 14_tile_per_shape | 14_tile_per_shape/best_of_menu | "
+                                   "13_pad_unaligned | 14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |")
+        self.assertEqual(table[2], "| squares (2) | 94.9% · worst 90.0% 2048x2048x2048 | 101% · worst 99.0% 2048x2048x2048 "
+                                   "| 50.0% · worst 50.0% 1024x1024x1024 | 1/2 |")
+        self.assertEqual(table[3], "| small, sides ≤ 512 (1) | FAIL 1 | 100% · worst 100% 64x64x64 |  | — |")
+        self.assertIn("on how many shapes the step's own choice takes at most 1.05× its time",
+                      shape_results.shapes_markdown(rows))
+        # The README's per-category table gains the column too (one per engine).
+        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_results.category_table(rows))
+
+    def test_picks_table_joins_cublas_s_kernel(self):
+        import cublas_names
+        gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128, "duration_us": 9.5})
+        split = ("nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT", {"grid": 64, "duration_us": 7.0})
+        reduce = ("void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::cublasSplitKParams<float>, float*)",
+                  {"grid": 128, "duration_us": 2.0})
+        picks = [cublas_names.pick_row((1024, 1024, 1024), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix"),
+                 cublas_names.pick_row((16, 4096, 4096), "fp16", split, [reduce], "G", "2026-11-26", "08_mma_ldmatrix"),
+                 cublas_names.pick_row((7, 7, 7), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")]
+        table = shape_results.picks_table(self.rows, picks).splitlines()
+        self.assertEqual(table[0], "| shape | in the corpus as | 10_persistent_clusters | 08_mma_ldmatrix | cuBLAS GemmEx "
+                                   "FP16→FP32 TFLOP/s | cuBLAS's kernel | what its name and launch say |")
+        self.assertEqual(table[2], "| 1024x1024x1024 | squares | 20.0% | 60.0% | 215 | "
+                                   "`nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT` | tile 64×128, 8 stages of K 64, "
+                                   "cluster 2×1, coopA; 128 blocks |")
+        self.assertEqual(table[3], "| 16x4096x4096 | LLM layers: 7B attn out | 40.0% | 90.0% | 44.7 | "
+                                   "`nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT` | tile 16×128, 11 stages of K 64, "
+                                   "cluster 1×4, split-K ×2; 64 blocks + cublasLt::splitKreduce_kernel (128 blocks) |")
+        self.assertEqual(table[4].split(" | ")[:4], ["| 7x7x7", "—", "—", "—"])  # a pick outside the corpus
+        markdown = shape_results.shapes_markdown(self.rows, picks=picks)
+        self.assertIn("## cuBLAS's own kernel\n\nThe kernel that cuBLAS ran for each shape of cublas_picks.csv", markdown)
+        self.assertIn(table[3], markdown)
+
     def test_bad_shapes_csv(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "shapes.csv"
@@ -523,6 +585,73 @@ class ShapesModeTest(unittest.TestCase):
         self.assertEqual({r["check"] for r in rows if r["engine"] == "04_outer_product"}, {"FAIL"})
         self.assertIn("- Failed checks, left out of the means: 04_outer_product 256x256x256",
                       (self.out / "shapes.md").read_text())
+
+    def test_14_runs_its_best_of_menu_too(self):
+        # 14 is the last step: the default run takes 14, then its best of menu (one more process,
+        # --variant best_of_menu), then 13, 12, 08 and 04; shapes.md gains the model's column.
+        steps = ["04_outer_product", "08_mma_ldmatrix", "12_swap_ab", "13_pad_unaligned", "14_tile_per_shape"]
+        code, stdout, stderr = self.shapes_run({s: 0 for s in steps}, "--no-peers")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("with 14_tile_per_shape, 14_tile_per_shape/best_of_menu, 13_pad_unaligned, 12_swap_ab, "
+                      "08_mma_ldmatrix, 04_outer_product, cuBLAS\n", stdout)
+        self.assertIn("[shapes 1/6] 14_tile_per_shape 7 shapes\n", stdout)
+        self.assertIn("[shapes 2/6] 14_tile_per_shape/best_of_menu 7 shapes\n", stdout)
+        shape_calls = [c for c in self.calls() if "--shapes" in c]
+        self.assertEqual([c.split()[0] for c in shape_calls], ["14_tile_per_shape", "14_tile_per_shape",
+                                                               "13_pad_unaligned", "12_swap_ab", "08_mma_ldmatrix",
+                                                               "04_outer_product"])
+        self.assertNotIn("--variant", shape_calls[0])
+        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --variant best_of_menu --csv", shape_calls[1])
+        rows = shape_results.load(self.out / "shapes.csv")
+        self.assertEqual([e for e, _, _ in shape_results.engines(rows)][:2],
+                         ["14_tile_per_shape", "14_tile_per_shape/best_of_menu"])
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape/best_of_menu"}, {"PASS"})
+        markdown = (self.out / "shapes.md").read_text()
+        self.assertIn("14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |", markdown)
+        self.assertIn("| squares (2) | 50.0% · worst 50.0% 256x256x256 | 50.0% · worst 50.0% 256x256x256 |", markdown)
+        self.assertIn(" | 2/2 |\n", markdown)  # the fake steps take the same time for either run
+
+    def test_a_gpu_that_cannot_run_14_runs_neither_it_nor_its_best_of_menu(self):
+        steps = {"08_mma_ldmatrix": 0, "13_pad_unaligned": 4, "14_tile_per_shape": 4}
+        code, stdout, stderr = self.shapes_run(steps, "--no-peers", "--steps", "14,08")
+        self.assertEqual(code, 0, stdout + stderr)
+        self.assertIn("run_worklog: skipping 14_tile_per_shape: 14_tile_per_shape needs compute capability 9.0", stderr)
+        self.assertNotIn("best_of_menu", stderr)
+        self.assertEqual([c.split()[0] for c in self.calls()], ["14_tile_per_shape", "08_mma_ldmatrix"])
+        self.assertEqual([e for e, _, _ in shape_results.engines(shape_results.load(self.out / "shapes.csv"))],
+                         ["08_mma_ldmatrix", "cuBLAS GemmEx FP16→FP32"])
+
+    def test_a_failed_best_of_menu_is_a_failure_of_its_own(self):
+        # The best of menu is a run like a step's: its exit code is read the same way.
+        bin_dir = make_bin_dir(self.root, {"14_tile_per_shape": 0})
+        script = (bin_dir / "14_tile_per_shape").read_text().replace(
+            "#!/bin/sh\n", '#!/bin/sh\ncase " $* " in *" --variant "*) echo "14_tile_per_shape/best_of_menu: error: '
+                           'fake" >&2; exit 5 ;; esac\n')
+        (bin_dir / "14_tile_per_shape").write_text(script)
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
+                                          "--no-peers", "--steps", "14")
+        self.assertEqual(code, 1, stdout + stderr)
+        self.assertIn("run_worklog: 14_tile_per_shape/best_of_menu stopped with exit code 5; its remaining shapes are "
+                      "left out; continuing", stderr)
+        self.assertIn("\nrun_worklog: FAILED: 14_tile_per_shape/best_of_menu (exit code 5: ", stderr)
+        rows = shape_results.load(self.out / "shapes.csv")  # the step's own rows are all there
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape"}, {"PASS"})
+
+    def test_cublas_picks_in_the_results_folder_join_shapes_md(self):
+        import cublas_names
+        self.out.mkdir()
+        gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128})
+        cublas_names.write_picks(self.out / cublas_names.PICKS, [
+            cublas_names.pick_row((256, 256, 256), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")])
+        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--no-peers", "--steps", "10,08",
+                                               "--publish", self.root / "plots" / "results")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        markdown = (self.out / "shapes.md").read_text()
+        self.assertIn("| 256x256x256 | squares; unaligned: also a square | 50.0% | 50.0% | 0.07 | "
+                      "`nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT` | tile 64×128, 8 stages of K 64, cluster 2×1, "
+                      "coopA; 128 blocks |", markdown)
+        self.assertTrue((self.out / cublas_names.PICKS).is_file())  # the run keeps it
+        self.assertTrue((self.root / "plots" / "results" / cublas_names.PICKS).is_file())  # and publishes it
 
     def test_the_worklog_table_gains_the_peer_rows(self):
         bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS})
