@@ -1,15 +1,13 @@
 // Step 13 (Hopper) — any alignment at full speed: pad once, or read in place.
 //
 // Change from 12: problems whose rows TMA cannot describe (a leading dimension not a multiple of 8
-// halves, or a pointer off 16 bytes) no longer go to 08's element-wise kernel, which runs at a fraction
-// of the aligned speed (cuBLAS loses as much on the same shapes): one extra column of a packed operand
-// cost 12 (like 10 and 11) its whole Hopper kernel.
+// halves, or a pointer off 16 bytes) no longer go to 08's element-wise kernel, a fraction of the
+// aligned speed: one extra column of a packed operand cost 12 (like 10 and 11) its Hopper kernel.
 //   - Pad once: the remedy PyTorch's compiler applies in front of cuBLAS (Inductor's pad_mm pass).
-//     Copy the operand once into the workspace with a leading dimension rounded up to a multiple of 8
-//     (pad_copy: 16-byte stores, 16-byte loads shifted by funnel shifts from the unaligned source),
-//     then hand the copy to 12's launcher as an ordinary problem with that leading dimension
-//     (12_swap_ab/swap_ab.hpp): the swap kernel for few rows, 11 above. The copy reads and writes the
-//     operand once: for M·N·K in the billions, a few percent of the GEMM (README.md: the arithmetic).
+//     Copy the operand once into the workspace, its leading dimension rounded up to a multiple of 8
+//     (pad_copy: 16-byte stores of funnel-shifted 16-byte loads), and hand the copy to 12's launcher
+//     (12_swap_ab/swap_ab.hpp) as an ordinary problem: the swap kernel for few rows, 11 above. The copy
+//     reads and writes the operand once: for M·N·K in the billions, a few percent (README.md: the arithmetic).
 //   - C with unaligned rows: 11 stores C by TMA and cannot take it. The swap kernel writes C with
 //     ordinary stores and takes it as it is; so for M above 12's swap, up to K = direct_c_max_k (where
 //     writing C is most of the work), the swap kernel runs at its widest tile; above it, 11 writes a
@@ -20,8 +18,8 @@
 //     few halves into its shared-memory row, and mma.sync fragments are read from there (12's swap, on
 //     mma.sync; the parts of K added up in a fixed order). README.md measures why it stays here.
 // One function decides a problem's route (plan_padding), for the workspace's size and the launch alike;
-// problems TMA can describe copy nothing: 12's launcher, unchanged. Variants (README.md's tables): the
-// copy for every unaligned shape, C always staged, C always written by the swap kernel.
+// problems TMA can describe copy nothing: 12's launcher, unchanged. pad_unaligned.hpp declares what 14
+// calls. Variants (README.md's tables): the copy always, C always staged, C always by the swap kernel.
 
 #include <algorithm>
 #include <type_traits>
@@ -29,6 +27,7 @@
 #include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "11_stream_k/schedule.cuh"  // epochs: the in-place kernel's counters hold the launch's
 #include "12_swap_ab/swap_ab.hpp"
+#include "13_pad_unaligned/pad_unaligned.hpp"
 #include "async_copy.cuh"
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
@@ -42,13 +41,12 @@ namespace {
 // The knobs of the decision and of the two new kernels; README.md derives the first two.
 struct PadConfig {
   static constexpr int in_place_max_m = 32;  // B's rows unaligned and M up to this: read in place (README.md: measured)
-  static constexpr int direct_c_max_k = 4096;    // M above 12's swap and C's rows unaligned: up to this K the swap
-                                                 // kernel writes C with ordinary stores; above it, 11 into a padded C
-  static constexpr int copy_threads = 256;       // threads per block of the copy kernels
-  static constexpr int copy_blocks_per_sm = 8;   // blocks per SM of the copy kernels (a grid-stride loop does the rest)
-  static constexpr int in_place_tile_n = 128;    // columns of C per in-place block: 32 per warp, 4 warps
-  static constexpr int in_place_tile_k = 32;     // k rows per stage: two k-steps of 16
-  static constexpr int in_place_stages = 6;      // stages of the in-place pipeline: 5 slices of B in flight
+  static constexpr int direct_c_max_k = 4096;   // C's rows unaligned, M > 12's swap: to this K the swap kernel writes C
+  static constexpr int copy_threads = 256;      // threads per block of the copy kernels
+  static constexpr int copy_blocks_per_sm = 8;  // blocks per SM of the copy kernels (a grid-stride loop does the rest)
+  static constexpr int in_place_tile_n = 128;   // columns of C per in-place block: 32 per warp, 4 warps
+  static constexpr int in_place_tile_k = 32;    // k rows per stage: two k-steps of 16
+  static constexpr int in_place_stages = 6;     // stages of the in-place pipeline: 5 slices of B in flight
   static constexpr int in_place_max_split = 16;  // parts in k per column tile, at most
 };
 
@@ -503,9 +501,8 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
 }
 
 // Bytes of workspace for a shape with these strides. The pointers are not known yet: with strides TMA
-// can describe, the bound is for aligned pointers (an operand whose pointer alone is off 16 bytes then
-// goes to 08's kernel, as in 12); with any that it cannot, it also covers the worst case, every pointer
-// off a 16-byte boundary (README.md: the bound).
+// can describe, the bound is for aligned pointers (a pointer alone off 16 bytes goes to 08's kernel, as
+// in 12); with any it cannot, it covers every pointer off 16 bytes too (README.md: the bound).
 template <class Pad>
 std::size_t padded_workspace_bytes(Shape s, Strides strides) {
   const bool a_ok = strides.lda % halves_per_chunk == 0, b_ok = strides.ldb % halves_per_chunk == 0,
@@ -582,6 +579,9 @@ struct CDirect : PadConfig {  // C always written by the swap kernel's stores wh
 };
 
 }  // namespace
+
+void pad_unaligned::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_padded<PadConfig>(p, stream); }
+std::size_t pad_unaligned::workspace_bytes(Shape s, Strides t) { return padded_workspace_bytes<PadConfig>(s, t); }
 
 // The reuse tile is 12's (the roofline's model sees 11's tile, to which the large squares go).
 WORKLOG_REGISTER_STEP(

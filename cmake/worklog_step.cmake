@@ -7,19 +7,22 @@ function(worklog_build_for_sm90a target)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>")
 endfunction()
 
-# add_worklog_step(<directory> [HOPPER] [FALLBACK <earlier step>...] [EXTRA <name>...]): one step = its kernel (an
-# object library, linked into both the step's executable and the GPU tests, which find it through
-# the step registry) + the shared main(), which runs the registered step named like the executable.
+# add_worklog_step(<directory> [HOPPER] [FALLBACK <earlier step>...] [EXTRA <name>...] [TOOL <name>...]):
+# one step = its kernel (an object library, linked into both the step's executable and the GPU tests,
+# which find it through the step registry) + the shared main(), which runs the registered step named
+# like the executable.
 # HOPPER: the kernel uses sm_90a-only instructions (wgmma, setmaxnreg), so it is built for sm_90a
 # alone, on every machine, whatever CMAKE_CUDA_ARCHITECTURES says.
 # FALLBACK: the earlier steps' kernels are linked in too, for the shapes this one hands to them
 # (find_step() at run time).
 # EXTRA: more programs that ship with the step, each built from <directory>/<name>.cu into the
 # executable <directory>_<name> (a microbenchmark, say); they are not steps.
+# TOOL: likewise, but linked with the step's kernel and its fallbacks, to drive the step's own
+# launchers (14's calibration).
 # The steps, in order, are collected in the global property WORKLOG_STEPS; every executable they
-# ship (the steps and their EXTRA programs) in WORKLOG_EXECUTABLES (cli.help runs each with --help).
+# ship (the steps and their EXTRA and TOOL programs) in WORKLOG_EXECUTABLES (cli.help runs each with --help).
 function(add_worklog_step step)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "HOPPER" "" "FALLBACK;EXTRA")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "HOPPER" "" "FALLBACK;EXTRA;TOOL")
   add_library(${step}_kernel OBJECT ${PROJECT_SOURCE_DIR}/${step}/kernel.cu)
   target_link_libraries(${step}_kernel PUBLIC worklog_harness)
   if(arg_HOPPER)
@@ -38,6 +41,17 @@ function(add_worklog_step step)
       worklog_build_for_sm90a(${step}_${extra})
     endif()
     set_property(GLOBAL APPEND PROPERTY WORKLOG_EXECUTABLES ${step}_${extra})
+  endforeach()
+  foreach(tool IN LISTS arg_TOOL)
+    add_executable(${step}_${tool} ${PROJECT_SOURCE_DIR}/${step}/${tool}.cu)
+    target_link_libraries(${step}_${tool} PRIVATE ${step}_kernel worklog_harness)
+    foreach(fallback IN LISTS arg_FALLBACK)
+      target_link_libraries(${step}_${tool} PRIVATE ${fallback}_kernel)
+    endforeach()
+    if(arg_HOPPER)
+      worklog_build_for_sm90a(${step}_${tool})
+    endif()
+    set_property(GLOBAL APPEND PROPERTY WORKLOG_EXECUTABLES ${step}_${tool})
   endforeach()
   set_property(GLOBAL APPEND PROPERTY WORKLOG_STEPS ${step})
   set_property(GLOBAL APPEND PROPERTY WORKLOG_EXECUTABLES ${step})

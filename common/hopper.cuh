@@ -251,16 +251,18 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 #undef WORKLOG_D8
 }
 
-// D(64×n, FP32) += A(64×16, FP16) · B(16×n, FP16) for n = 8 … 256 (the widths step 12 uses), both
-// from shared memory: here A is MN-major (the 64 rows of A contiguous for each k: "transpose A", the
-// first flag = 1) and B K-major (each of B's n columns contiguous in k: second flag = 0), the
-// operand orders of Cᵀ = Bᵀ·Aᵀ read from row-major B and A. d holds n/2 floats per thread, laid out
-// as wgmma_m64n256k16's first n/2.
-template <int n>
-__device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std::uint64_t a_descriptor,
-                                                         std::uint64_t b_descriptor) {
-  static_assert(n == 8 || n == 16 || n == 32 || n == 64 || n == 128 || n == 256,
-                "wgmma_m64nk16_a_mn_major: n must be 8, 16, 32, 64, 128 or 256");
+// D(64×n, FP32) += A(64×16, FP16) · B(16×n, FP16) for n = 8 … 256, both from shared memory, each
+// operand K-major (its rows, or columns, contiguous in k) or MN-major ("transposed": contiguous in
+// m or n), which the instruction takes as two immediates. d holds n/2 floats per thread, laid out as
+// wgmma_m64n256k16's first n/2. Step 12 reads A MN-major and B K-major (Cᵀ = Bᵀ·Aᵀ from row-major B
+// and A); step 14 reads them as 09 to 11 do (A K-major, B MN-major) at every width of its menu.
+template <int n, int a_mn_major, int b_mn_major>
+__device__ __forceinline__ void wgmma_m64nk16(float (&d)[n / 2], std::uint64_t a_descriptor,
+                                              std::uint64_t b_descriptor) {
+  static_assert(n == 8 || n == 16 || n == 32 || n == 64 || n == 128 || n == 192 || n == 256,
+                "wgmma_m64nk16: n must be 8, 16, 32, 64, 128, 192 or 256");
+  static_assert((a_mn_major == 0 || a_mn_major == 1) && (b_mn_major == 0 || b_mn_major == 1),
+                "wgmma_m64nk16: a_mn_major and b_mn_major are 0 (K-major) or 1 (MN-major)");
 #define WORKLOG_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
   if constexpr (n == 8) {
     asm volatile(
@@ -269,10 +271,10 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "setp.ne.b32 accumulate, %6, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16\n"
         "{%0, %1, %2, %3},\n"
-        "%4, %5, accumulate, 1, 1, 1, 0;\n"
+        "%4, %5, accumulate, 1, 1, %7, %8;\n"
         "}"
         : WORKLOG_D4(0)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   } else if constexpr (n == 16) {
     asm volatile(
@@ -281,10 +283,10 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "setp.ne.b32 accumulate, %10, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7},\n"
-        "%8, %9, accumulate, 1, 1, 1, 0;\n"
+        "%8, %9, accumulate, 1, 1, %11, %12;\n"
         "}"
         : WORKLOG_D4(0), WORKLOG_D4(4)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   } else if constexpr (n == 32) {
     asm volatile(
@@ -293,10 +295,10 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "setp.ne.b32 accumulate, %18, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},\n"
-        "%16, %17, accumulate, 1, 1, 1, 0;\n"
+        "%16, %17, accumulate, 1, 1, %19, %20;\n"
         "}"
         : WORKLOG_D4(0), WORKLOG_D4(4), WORKLOG_D4(8), WORKLOG_D4(12)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   } else if constexpr (n == 64) {
     asm volatile(
@@ -306,11 +308,11 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16\n"
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,\n"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},\n"
-        "%32, %33, accumulate, 1, 1, 1, 0;\n"
+        "%32, %33, accumulate, 1, 1, %35, %36;\n"
         "}"
         : WORKLOG_D4(0), WORKLOG_D4(4), WORKLOG_D4(8), WORKLOG_D4(12), WORKLOG_D4(16), WORKLOG_D4(20), WORKLOG_D4(24),
           WORKLOG_D4(28)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   } else if constexpr (n == 128) {
     asm volatile(
@@ -322,12 +324,32 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,\n"
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,\n"
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},\n"
-        "%64, %65, accumulate, 1, 1, 1, 0;\n"
+        "%64, %65, accumulate, 1, 1, %67, %68;\n"
         "}"
         : WORKLOG_D4(0), WORKLOG_D4(4), WORKLOG_D4(8), WORKLOG_D4(12), WORKLOG_D4(16), WORKLOG_D4(20), WORKLOG_D4(24),
           WORKLOG_D4(28), WORKLOG_D4(32), WORKLOG_D4(36), WORKLOG_D4(40), WORKLOG_D4(44), WORKLOG_D4(48),
           WORKLOG_D4(52), WORKLOG_D4(56), WORKLOG_D4(60)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
+        : "memory");
+  } else if constexpr (n == 192) {
+    asm volatile(
+        "{\n"
+        ".reg .pred accumulate;\n"
+        "setp.ne.b32 accumulate, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16\n"
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,\n"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,\n"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,\n"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,\n"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,\n"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95},\n"
+        "%96, %97, accumulate, 1, 1, %99, %100;\n"
+        "}"
+        : WORKLOG_D4(0), WORKLOG_D4(4), WORKLOG_D4(8), WORKLOG_D4(12), WORKLOG_D4(16), WORKLOG_D4(20), WORKLOG_D4(24),
+          WORKLOG_D4(28), WORKLOG_D4(32), WORKLOG_D4(36), WORKLOG_D4(40), WORKLOG_D4(44), WORKLOG_D4(48),
+          WORKLOG_D4(52), WORKLOG_D4(56), WORKLOG_D4(60), WORKLOG_D4(64), WORKLOG_D4(68), WORKLOG_D4(72),
+          WORKLOG_D4(76), WORKLOG_D4(80), WORKLOG_D4(84), WORKLOG_D4(88), WORKLOG_D4(92)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   } else if constexpr (n == 256) {
     asm volatile(
@@ -343,7 +365,7 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,\n"
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,\n"
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127},\n"
-        "%128, %129, accumulate, 1, 1, 1, 0;\n"
+        "%128, %129, accumulate, 1, 1, %131, %132;\n"
         "}"
         : WORKLOG_D4(0), WORKLOG_D4(4), WORKLOG_D4(8), WORKLOG_D4(12), WORKLOG_D4(16), WORKLOG_D4(20), WORKLOG_D4(24),
           WORKLOG_D4(28), WORKLOG_D4(32), WORKLOG_D4(36), WORKLOG_D4(40), WORKLOG_D4(44), WORKLOG_D4(48),
@@ -351,10 +373,17 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
           WORKLOG_D4(76), WORKLOG_D4(80), WORKLOG_D4(84), WORKLOG_D4(88), WORKLOG_D4(92), WORKLOG_D4(96),
           WORKLOG_D4(100), WORKLOG_D4(104), WORKLOG_D4(108), WORKLOG_D4(112), WORKLOG_D4(116), WORKLOG_D4(120),
           WORKLOG_D4(124)
-        : "l"(a_descriptor), "l"(b_descriptor), "r"(1)
+        : "l"(a_descriptor), "l"(b_descriptor), "r"(1), "n"(a_mn_major), "n"(b_mn_major)
         : "memory");
   }
 #undef WORKLOG_D4
+}
+
+// Step 12's operand orders: A MN-major, B K-major.
+template <int n>
+__device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std::uint64_t a_descriptor,
+                                                         std::uint64_t b_descriptor) {
+  wgmma_m64nk16<n, 1, 0>(d, a_descriptor, b_descriptor);
 }
 
 // ---- Registers per warpgroup --------------------------------------------------------------------

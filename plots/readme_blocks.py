@@ -767,12 +767,30 @@ def ladder(results):
                  else f"the yardstick of {steps[0]}", precision_label(precision),
                  fmt_tflops(statistics.median(cublas)), "100%"] + verdict(CUBLAS, precision)]
 
+    # A step the build has but this run did not measure keeps its row, said as such, after the last
+    # measured one: the ladder lists every step, and no figure of another run (another GPU, another
+    # day) is mixed into this one's.
+    try:
+        built = registrations.steps(results.root)
+    except registrations.RegistrationError:
+        built = []
+    unmeasured = []
+    for step in built:
+        if step not in order:
+            try:
+                adds = results.registration(step).adds
+            except Missing:
+                adds = ""
+            unmeasured.append([f"[{step}]({step}/)", adds, "", "not in this run", "—", "its README measures it", "—"])
+
     table = []
     for at, r in enumerate(mine):
         failed = r["status"] == "FAIL"
         table.append([f"[{r['step']}]({r['step']}/)", r["adds"], precision_label(r["precision"]),
                       "—" if failed else fmt_tflops(r["tflops"]), "—" if failed else fmt_pct(r["pct_cublas"])]
                      + verdict(r["step"], r["precision"]))
+        if at + 1 == len(mine):
+            table += unmeasured
         if at + 1 == len(mine) or mine[at + 1]["precision"] != r["precision"]:
             table += yardstick(r["precision"])  # cuBLAS after the last step it measures
     newest = max(mine, key=lambda r: r["time"])

@@ -1,0 +1,22 @@
+// What step 13 offers the later steps: its launcher, which takes any problem (rows TMA cannot
+// describe are padded into the workspace first), and the workspace it needs. Defined in
+// 13_pad_unaligned/kernel.cu; a later step links it in through add_worklog_step(... FALLBACK 13_pad_unaligned).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "gemm_math.hpp"
+#include "step.hpp"
+
+namespace worklog::pad_unaligned {
+
+// C = alpha·A·B + beta·C by step 13. p.workspace must hold workspace_bytes(shape, strides) bytes.
+void launch(const GemmProblem<__half>& p, cudaStream_t stream);
+
+// Bytes of workspace launch() needs for a shape with these (resolved) strides, on the current device.
+std::size_t workspace_bytes(Shape shape, Strides strides);
+
+}  // namespace worklog::pad_unaligned

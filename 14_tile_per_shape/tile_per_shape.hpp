@@ -1,0 +1,58 @@
+// What step 14 offers beside its launcher: its menu of kernels, for the calibrate tool that prices
+// each entry on a GPU (calibrate.cu) and for the tests. Defined in 14_tile_per_shape/kernel.cu.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "gemm_math.hpp"
+#include "step.hpp"
+
+namespace worklog::tile_per_shape {
+
+// The work of an entry's busiest cluster on a shape, under its schedule (11's plan): whole waves of
+// tiles, then, where the rule splits the last wave, one unit of an aligned k-part and the fixup.
+struct Work {
+  long long slices;            // 64-wide k-slices it multiplies
+  long long segments;          // tiles or pieces of tiles it walks: a pipeline fill and a write-back each
+  bool fixup;                  // the schedule splits tiles: partials, flags, sums in order
+  long long unaligned_slices;  // slices whose rows of A or B start off 128 bytes (lda or ldb not a multiple of 64)
+};
+
+// One entry of the menu: a block tile of rows × cols, clusters of `cluster` blocks, `stages` stages.
+struct Entry {
+  const char* name;  // its variant's name: menu_<rows>x<cols>_c<cluster>
+  int rows, cols, cluster, stages;
+  Launcher<__half> launch;                     // any problem (rows TMA cannot describe: 13's path)
+  WorkspaceSize workspace;                     // bytes its schedule needs for a shape
+  int (*resident)();                           // its clusters that fit on the current device at once
+  Work (*work)(Shape shape, Strides strides);  // its busiest cluster's work on a shape, on the current device
+};
+const std::vector<Entry>& menu();
+
+// The model's price of an entry on one GPU, in microseconds (calibration.inc; README.md derives it):
+// a launch costs launch_us, plus, on the busiest cluster, slice_us per k-slice, segment_us per
+// segment (a pipeline fill and a write-back), fixup_us when its schedule splits tiles, and
+// unaligned_slice_us more per slice whose rows of A or B start off a 128-byte line (each TMA box row
+// then touches two lines).
+struct Costs {
+  double launch_us, slice_us, segment_us, fixup_us, unaligned_slice_us;
+};
+
+// The model: an entry's predicted time for `work`, in µs.
+inline double predict_us(const Costs& c, const Work& w) {
+  return c.launch_us + double(w.slices) * c.slice_us + double(w.segments) * c.segment_us +
+         (w.fixup ? c.fixup_us : 0.0) + double(w.unaligned_slices) * c.unaligned_slice_us;
+}
+
+// The model's prices of an entry on the current GPU (calibration.inc); nullptr: never calibrated.
+const Costs* costs(const Entry& e);
+// The entry (an index into menu()) the model picks for a shape whose rows TMA can describe, M above few_rows.
+std::size_t pick(Shape shape, Strides strides);
+// M up to this goes to 12's swapped family, not to the menu.
+inline constexpr int few_rows = 128;
+
+}  // namespace worklog::tile_per_shape
