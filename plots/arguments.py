@@ -1,5 +1,5 @@
 """argparse value types and flags that the scripts in plots/ share (make_plots.py, run_worklog.py,
-ncu_profile.py). Standard library only, like everything but charts.py."""
+ncu_profile.py, cublas_pick.py). Standard library only, like everything but charts.py."""
 import argparse
 from pathlib import Path
 
@@ -18,6 +18,21 @@ def int_at_least(minimum):
 
 
 positive_int = int_at_least(1)
+
+
+def comma_list(text):
+    """An argparse type: comma-separated words, blanks dropped. An empty list is accepted here, so
+    that check_list() can say what the flag wanted."""
+    return [word.strip() for word in text.split(",") if word.strip()]
+
+
+def check_list(parser, flag, values, item, needs=None):
+    """After parsing: a comma_list flag's values (None: not given) must hold at least one item;
+    needs=(other flag, its value): the flag goes only with that other one. parser.error otherwise."""
+    if needs and values is not None and needs[1] is None:
+        parser.error(f"{flag} needs {needs[0]}")
+    if values == []:
+        parser.error(f"{flag}: give at least one {item}")
 
 
 def positive_float(text):

@@ -16,13 +16,11 @@ Cᵀ = Bᵀ·Aᵀ (common/cublas_reference.cpp), so cuBLAS's M is our N and its 
 along our N. parse_kernel_name() turns both dimensions around, into the worklog's rows × columns
 (tile_m along M, tile_n along N; the cluster likewise), the orientation of the steps' own tiles.
 """
-import csv
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from results_csv import InputError, parse_number, read_rows
+from results_csv import InputError, read_fixed_rows, write_fixed_rows
 
 PICKS = "cublas_picks.csv"  # the file's name in a results folder
 
@@ -219,45 +217,20 @@ def pick_row(shape, precision, kernel, other_kernels, gpu, date, through):
     return row
 
 
-def _text(value):
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
 def write_picks(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: _text(row.get(c)) for c in COLUMNS})
+    write_fixed_rows(path, COLUMNS, rows)
 
 
-def _check_header(path, header):
-    if not header:
-        raise InputError(f"{path}: empty CSV (no header line)")
-    if tuple(header) != tuple(COLUMNS):
-        raise InputError(f"{path}: bad header: expected {','.join(COLUMNS)}")
-
-
-def _parse_row(raw, where):
-    if None in raw or None in raw.values():
-        raise InputError(f"{where}: expected {len(COLUMNS)} fields")
-    row = dict(raw)
-    for column in INT_COLUMNS | FLOAT_COLUMNS:
-        row[column] = parse_number(raw, column, where, column in INT_COLUMNS)
+def _check_row(row, where):
     if None in (row["m"], row["n"], row["k"]):
         raise InputError(f"{where}: m, n and k are needed")
     if not row["kernel"]:
         raise InputError(f"{where}: no kernel named")
-    return row
 
 
 def load_picks(path):
     """The rows of a cublas_picks.csv, numbers converted (None where empty); InputError otherwise."""
-    return read_rows(Path(path), _check_header, _parse_row)
+    return read_fixed_rows(path, COLUMNS, INT_COLUMNS, FLOAT_COLUMNS, _check_row)
 
 
 def pick_text(row):

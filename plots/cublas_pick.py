@@ -34,8 +34,6 @@ Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_c
 """
 import argparse
 import datetime
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,9 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 import cublas_names  # noqa: E402
 import shape_corpus  # noqa: E402
-from arguments import positive_int  # noqa: E402
-from ncu_profile import (NcuCsvError, Outcome, find_ncu, import_command, parse_ncu_csv, read_outcome,  # noqa: E402
-                         rejected_metrics)
+from arguments import check_list, comma_list, positive_int  # noqa: E402
+from ncu_profile import find_ncu, run_profile  # noqa: E402
 from results_csv import InputError  # noqa: E402
 from run_worklog import PORTABLE_STEP, Stop  # noqa: E402
 
@@ -79,17 +76,13 @@ def parse_args(argv):
     where.add_argument("--shape-file", type=Path, help="a file of MxNxK lines (what the steps' --shapes reads)")
     where.add_argument("--corpus", nargs="?", const=shape_corpus.CORPUS, type=Path, metavar="CSV",
                        help="the shapes of a corpus (default plots/shape_corpus.csv)")
-    parser.add_argument("--categories", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
-                        help="with --corpus: only these categories (comma-separated)")
+    parser.add_argument("--categories", type=comma_list, help="with --corpus: only these categories (comma-separated)")
     parser.add_argument("--step", default=PORTABLE_STEP,
                         help=f"the FP16 step executable that makes the cuBLAS call (default {PORTABLE_STEP})")
     parser.add_argument("--ncu", help="the ncu executable (default: PATH, then the CUDA toolkit)")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per ncu run")
     args = parser.parse_args(argv)
-    if args.categories is not None and args.corpus is None:
-        parser.error("--categories needs --corpus")
-    if args.categories == []:
-        parser.error("--categories: give at least one category")
+    check_list(parser, "--categories", args.categories, "category", needs=("--corpus", args.corpus))
     return args
 
 
@@ -117,13 +110,6 @@ def chosen_shapes(args):
     except InputError as e:
         raise Stop(exit_codes.EXIT_BAD_ARGUMENT, str(e)) from None
     return list(dict.fromkeys(shapes))
-
-
-def profile_command(ncu, metrics, report, exe, shape):
-    m, n, k = (str(v) for v in shape)
-    return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
-            "--metrics", ",".join(metrics), "--export", str(report), "--force-overwrite",
-            str(exe), "--m", m, "--n", n, "--k", k, "--profile", "cublas"]
 
 
 def _int_metric(metrics, name):
@@ -160,35 +146,10 @@ def split_kernels(kernels):
 
 
 def profile_shape(ncu, exe, step, shape, report, timeout, rejected):
-    """Profile cuBLAS on one shape; returns (Outcome, metrics ncu rejected just now). The metrics
-    already rejected are not asked for."""
+    """Profile cuBLAS on one shape, as ncu_profile.py profiles it beside a step (run_profile);
+    returns (Outcome, metrics ncu rejected just now). The metrics already rejected are not asked for."""
     metrics = [m for m in LAUNCH_METRICS if m not in rejected]
-    report.unlink(missing_ok=True)
-    try:
-        done = subprocess.run(profile_command(ncu, metrics, report, exe, shape), capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return Outcome(None, None, None, f"timed out after {timeout} s"), set()
-    except OSError as e:
-        raise Stop(exit_codes.EXIT_TOOL_MISSING, f"cannot run {ncu}: {e}") from None
-    output = done.stdout + done.stderr
-    newly = rejected_metrics(output, metrics)
-    if newly:
-        return Outcome(None, None, None, f"ncu does not know {', '.join(sorted(newly))}"), newly
-    outcome = read_outcome(output, done.returncode, step)
-    if outcome.skipped or outcome.error:
-        return outcome, set()
-    if not report.is_file():
-        return outcome._replace(error="ncu wrote no report (no kernel was profiled)"), set()
-    try:
-        imported = subprocess.run(import_command(ncu, report), capture_output=True, text=True, timeout=timeout,
-                                  env={**os.environ, "LC_ALL": "C"})
-        kernels = parse_ncu_csv(imported.stdout)
-    except (OSError, subprocess.TimeoutExpired, NcuCsvError) as e:
-        return outcome._replace(error=f"cannot read the report {report}: {e}"), set()
-    if not kernels:
-        return outcome._replace(error="ncu profiled no kernel"), set()
-    return outcome._replace(kernels=kernels), set()
+    return run_profile(ncu, exe, step, "cublas", shape, metrics, report, timeout)
 
 
 def merged(old_rows, new_rows):

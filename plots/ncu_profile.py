@@ -57,7 +57,8 @@ import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit
 import make_plots  # noqa: E402
 import plots_env  # noqa: E402
 import readme_blocks  # noqa: E402
-from arguments import add_peak_arguments, add_venv_argument, given_peak_arguments, positive_int  # noqa: E402
+from arguments import (add_peak_arguments, add_venv_argument, comma_list, given_peak_arguments,  # noqa: E402
+                       positive_int)
 from profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals,  # noqa: E402
                          kernel_name, write_profile)
 from run_worklog import Stop, built_steps, publish  # noqa: E402
@@ -339,11 +340,11 @@ def find_ncu(given):
                                              "put it on PATH, or pass --ncu PATH")
 
 
-def profile_command(ncu, metrics, report, exe, size, target, variant=""):
-    n = str(size)
+def profile_command(ncu, metrics, report, exe, shape, target, variant=""):
+    m, n, k = (str(v) for v in shape)
     return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
             "--metrics", ",".join(metrics), "--export", str(report), "--force-overwrite",
-            str(exe), "--m", n, "--n", n, "--k", n, "--profile", target] + (["--variant", variant] if variant else [])
+            str(exe), "--m", m, "--n", n, "--k", k, "--profile", target] + (["--variant", variant] if variant else [])
 
 
 def import_command(ncu, report):
@@ -382,12 +383,13 @@ def read_outcome(output, returncode, step):
                    or f"ncu exited with code {returncode} and the step did not run")
 
 
-def run_profile(ncu, exe, step, target, size, metrics, report, timeout, variant=""):
-    """Profile one target ('step' or 'cublas') of one step executable (its variant, if named).
-    Returns an Outcome and the metrics ncu rejected (then the Outcome is an error and the run is
-    worth repeating without them)."""
+def run_profile(ncu, exe, step, target, shape, metrics, report, timeout, variant=""):
+    """Profile one target ('step' or 'cublas') of one step executable (its variant, if named) on
+    one shape (M, N, K). Returns an Outcome and the metrics ncu rejected (then the Outcome is an
+    error and the run is worth repeating without them). cublas_pick.py profiles each shape of its
+    list through it too."""
     report.unlink(missing_ok=True)
-    command = profile_command(ncu, metrics, report, exe, size, target, variant)
+    command = profile_command(ncu, metrics, report, exe, shape, target, variant)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -433,7 +435,7 @@ class Profiler:
         report = self.reports / (f"{name}.ncu-rep" if target == "step" else f"{CUBLAS}_{name}.ncu-rep")
         while True:
             metrics = choose_metrics(self.rejected)[0]
-            outcome, rejected = run_profile(self.ncu, self.bin_dir / step, step, target, self.size, metrics,
+            outcome, rejected = run_profile(self.ncu, self.bin_dir / step, step, target, (self.size,) * 3, metrics,
                                             report, self.timeout, variant)
             if not rejected - self.rejected:  # nothing new to leave out: this is the answer
                 return outcome
@@ -455,7 +457,7 @@ def parse_args(argv):
     parser.add_argument("--publish", type=Path,
                         help="also copy profile.csv, the roofline (and table.md) here")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per ncu run")
-    parser.add_argument("--variants", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+    parser.add_argument("--variants", type=comma_list,
                         help=f"profile only these, STEP/VARIANT or STEP, comma-separated, into {VARIANT_PROFILE}")
     add_peak_arguments(parser)
     add_venv_argument(parser)

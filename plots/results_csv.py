@@ -1,6 +1,7 @@
 """The results CSV that every step executable appends to (--csv): its columns, reading and
 checking it, and choosing rows from it; and read_rows(), the reading with one-line errors that
-profile.csv (profile_csv.py) shares. Needs only the Python standard library.
+profile.csv (profile_csv.py) shares, with read_fixed_rows() over it and write_fixed_rows() for
+the files of one fixed header (shapes.csv, cublas_picks.csv). Needs only the Python standard library.
 """
 import csv
 import math
@@ -52,6 +53,47 @@ def read_rows(path, check_header, parse_row, no_rows="no data rows"):
     if not rows:
         raise InputError(f"{path}: {no_rows}")
     return rows
+
+
+def read_fixed_rows(path, columns, int_columns, float_columns, check_row):
+    """The rows of a CSV whose header is exactly `columns`, in order (shapes.csv, cublas_picks.csv):
+    the int_columns and float_columns converted (None where empty), then check_row(row, where) for
+    what that file needs more (it raises InputError, or returns nothing). InputError otherwise, as
+    read_rows."""
+    def check_header(path, header):
+        if not header:
+            raise InputError(f"{path}: empty CSV (no header line)")
+        if tuple(header) != tuple(columns):
+            raise InputError(f"{path}: bad header: expected {','.join(columns)}")
+
+    def parse_row(raw, where):
+        if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
+            raise InputError(f"{where}: expected {len(columns)} fields")
+        row = dict(raw)
+        for column in int_columns | float_columns:
+            row[column] = parse_number(raw, column, where, column in int_columns)
+        check_row(row, where)
+        return row
+
+    return read_rows(path, check_header, parse_row)
+
+
+def write_fixed_rows(path, columns, rows):
+    """Write such a CSV (read_fixed_rows reads it back): the columns of each row dict in order,
+    a missing or None value as an empty cell, floats to six significant digits."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: _cell(row.get(c)) for c in columns})
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
 
 
 def load_rows(path):

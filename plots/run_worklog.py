@@ -60,7 +60,7 @@ import plots_env  # noqa: E402
 import readme_blocks  # noqa: E402
 import shape_corpus  # noqa: E402
 import shape_results  # noqa: E402
-from arguments import add_venv_argument, int_at_least, positive_int  # noqa: E402
+from arguments import add_venv_argument, check_list, comma_list, int_at_least, positive_int  # noqa: E402
 from results_csv import InputError, load_rows  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
@@ -145,7 +145,7 @@ def parse_args(argv):
     parser.add_argument("--warmup", type=int_at_least(0), help="warm-up iterations of the main runs")
     parser.add_argument("--shapes", nargs="?", const=shape_corpus.CORPUS, type=Path, metavar="CORPUS",
                         help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
-    parser.add_argument("--steps", type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+    parser.add_argument("--steps", type=comma_list,
                         help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
                              f"last step of each precision, the two before the last, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
@@ -153,10 +153,7 @@ def parse_args(argv):
                         help="the Python that runs plots/peers.py (default: this one)")
     add_venv_argument(parser)
     args = parse_naming_unknown_first(parser, required, argv)
-    if args.steps is not None and args.shapes is None:
-        parser.error("--steps needs --shapes")
-    if args.steps == []:
-        parser.error("--steps: give at least one step")
+    check_list(parser, "--steps", args.steps, "step", needs=("--shapes", args.shapes))
     return args
 
 

@@ -6,13 +6,12 @@ beside cuBLAS's own kernel when that file is given (cublas_names.py); the per-ca
 README.md's "Shapes" section (a generated block); and peers.csv, the same rows for the worklog's
 table. Standard library only.
 """
-import csv
 import math
 import statistics
 from pathlib import Path
 
 from cublas_names import pick_text
-from results_csv import InputError, cublas_name, parse_number, precision_label, read_rows, size_of
+from results_csv import InputError, cublas_name, precision_label, read_fixed_rows, size_of, write_fixed_rows
 from shape_corpus import CATEGORY_NAMES, shape_text
 
 COLUMNS = ("engine kind precision category label m n k ms tflops cublas_ms cublas_tflops pct_cublas "
@@ -38,39 +37,15 @@ WITHIN = 1.05  # the model's target: its time within 5% of best of menu's
 # --- reading and writing -------------------------------------------------------------------
 
 def write_rows(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: _text(row.get(c)) for c in COLUMNS})
-
-
-def _text(value):
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+    write_fixed_rows(path, COLUMNS, rows)
 
 
 def load(path):
     """The rows of a shapes.csv (or peers.csv), numbers converted, None where empty."""
-    return read_rows(path, _check_header, _parse_row)
+    return read_fixed_rows(path, COLUMNS, INT_COLUMNS, FLOAT_COLUMNS, _check_row)
 
 
-def _check_header(path, header):
-    if not header:
-        raise InputError(f"{path}: empty CSV (no header line)")
-    if tuple(header) != tuple(COLUMNS):
-        raise InputError(f"{path}: bad header: expected {','.join(COLUMNS)}")
-
-
-def _parse_row(raw, where):
-    if None in raw or None in raw.values():
-        raise InputError(f"{where}: expected {len(COLUMNS)} fields")
-    row = dict(raw)
-    for col in INT_COLUMNS | FLOAT_COLUMNS:
-        row[col] = parse_number(raw, col, where, col in INT_COLUMNS)
+def _check_row(row, where):
     if row["kind"] not in KINDS:
         raise InputError(f"{where}: column 'kind' must be one of {', '.join(KINDS)}, got {row['kind']!r}")
     if row["check"] not in CHECKS:
@@ -79,7 +54,6 @@ def _parse_row(raw, where):
         raise InputError(f"{where}: m, n and k are needed")
     if row["check"] in MEASURED and not (row["ms"] and row["ms"] > 0):
         raise InputError(f"{where}: a measured row needs a positive 'ms'")
-    return row
 
 
 # --- building shapes.csv -------------------------------------------------------------------
