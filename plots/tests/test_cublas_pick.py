@@ -20,8 +20,9 @@ sys.path.insert(0, str(PLOTS))
 
 import cublas_names  # noqa: E402
 import cublas_pick  # noqa: E402
-from results_csv import InputError  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
+from test_ncu_profile import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
+from test_shapes import assert_rejected  # noqa: E402
 
 COOP_A = "nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT"
 SPLIT_K = "nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT"
@@ -129,10 +130,7 @@ class PicksCsvTest(unittest.TestCase):
                                    + "\n", "column 'n' is not a number"),
                                   (",".join(cublas_names.COLUMNS) + "\n" + "1,2,3" + "," * (len(cublas_names.COLUMNS) - 3)
                                    + "\n", "no kernel named")):
-                path.write_text(text, encoding="utf-8")
-                with self.subTest(message=message), self.assertRaises(InputError) as caught:
-                    cublas_names.load_picks(path)
-                self.assertIn(message, str(caught.exception))
+                assert_rejected(self, cublas_names.load_picks, path, text, message)
 
     def test_make_plots_joins_the_picks(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -151,10 +149,11 @@ class PicksCsvTest(unittest.TestCase):
 # ---- The tool, against a fake ncu and a fake step -----------------------------------------------
 
 # Stands in for ncu: logs its arguments; refuses, as ncu does, a metric named in FAKE_NCU_UNKNOWN;
-# otherwise runs the program after its options and writes a "report" (JSON: the shape and the
-# metrics asked for); --import prints that report as ncu's raw page: cuBLAS's kernels for the shape
-# (M ≤ 16: a split-K GEMM and its reduction; N ≤ 64: a 64-column coopB tile; else coopA).
-FAKE_NCU = """#!PYTHON
+# otherwise runs the program after its options (test_ncu_profile.FAKE_NCU_RUN, as that file's fake
+# does) and writes a "report" (JSON: the shape and the metrics asked for); --import prints that
+# report as ncu's raw page: cuBLAS's kernels for the shape (M ≤ 16: a split-K GEMM and its
+# reduction; N ≤ 64: a 64-column coopB tile; else coopA).
+FAKE_NCU = ("""#!PYTHON
 import json, os, subprocess, sys
 args = sys.argv[1:]
 with open(os.environ["FAKE_NCU_LOG"], "a") as log:
@@ -181,22 +180,10 @@ for unknown in filter(None, os.environ.get("FAKE_NCU_UNKNOWN", "").split(",")):
     if unknown in asked:
         print("==ERROR== Failed to find metric regex:^" + unknown.replace(".", "\\\\.") + "$")
         sys.exit(1)
-program = next(i for i, a in enumerate(args) if os.path.isfile(a) and os.access(a, os.X_OK))
-run = subprocess.run(args[program:], capture_output=True, text=True)
-print("==PROF== Connected to process 4242 (" + args[program] + ")")
-sys.stdout.write(run.stdout)
-sys.stderr.write(run.stderr)
-if os.environ.get("FAKE_NCU_NO_PERMISSION"):
-    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
-          "Performance Counters on the target device 0.")
-    sys.exit(0)
-if run.returncode != 0:
-    print("==ERROR== The application returned an error code (%d)." % run.returncode)
-    sys.exit(run.returncode)
-shape = {flag: int(args[args.index("--" + flag, program) + 1]) for flag in "mnk"}
+""" + FAKE_NCU_RUN + """shape = {flag: int(args[args.index("--" + flag, program) + 1]) for flag in "mnk"}
 json.dump({**shape, "metrics": asked}, open(args[args.index("--export") + 1], "w"))
 print("==PROF== Disconnected from process 4242")
-""".replace("SPLIT_K", SPLIT_K).replace("REDUCE", REDUCE.replace('"', '\\"')).replace("COOP_B", COOP_B) \
+""").replace("SPLIT_K", SPLIT_K).replace("REDUCE", REDUCE.replace('"', '\\"')).replace("COOP_B", COOP_B) \
     .replace("COOP_A", COOP_A)
 
 # Stands in for a step executable in --profile mode: logs its arguments; fails as a real step
@@ -209,20 +196,12 @@ echo "STEP: profiled cuBLAS once, precision fp16, ${m}x$4x$6"
 """
 
 
-class ToolTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = Path(self.tmp.name)
-        self.bin = self.root / "bin"
-        self.bin.mkdir()
-        self.out = self.root / "out"
-        self.ncu = self.root / "ncu"
-        self.ncu.write_text(FAKE_NCU.replace("PYTHON", sys.executable))
-        self.ncu.chmod(0o755)
-        self.add_step("08_mma_ldmatrix")
+class ToolTest(FakeNcuTest):
+    fake_ncu = FAKE_NCU
 
-    def tearDown(self):
-        self.tmp.cleanup()
+    def setUp(self):
+        super().setUp()
+        self.add_step("08_mma_ldmatrix")
 
     def add_step(self, step, code=0, fail_m="none", message=""):
         script = (FAKE_STEP.replace("STEP", step).replace("LOG", str(self.root / "calls.log"))
@@ -236,9 +215,6 @@ class ToolTest(unittest.TestCase):
                    "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr
-
-    def calls(self):
-        return (self.root / "calls.log").read_text().splitlines()
 
     def picks(self):
         return cublas_names.load_picks(self.out / cublas_names.PICKS)

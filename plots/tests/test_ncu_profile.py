@@ -493,6 +493,24 @@ class MeasuredRooflineTest(unittest.TestCase):
 
 # ---- The driver, against a fake ncu and fake steps -------------------------------------------------
 
+# The profiling run of a fake ncu, this file's and test_cublas_pick.py's (`args`: ncu's arguments):
+# runs the program after its options, as ncu does, passing its output on; then, as ncu would say
+# them, no access to the counters (FAKE_NCU_NO_PERMISSION) or the program's failure. What follows
+# it writes the fake's "report".
+FAKE_NCU_RUN = """program = next(i for i, a in enumerate(args) if os.path.isfile(a) and os.access(a, os.X_OK))
+run = subprocess.run(args[program:], capture_output=True, text=True)
+print("==PROF== Connected to process 4242 (" + args[program] + ")")
+sys.stdout.write(run.stdout)
+sys.stderr.write(run.stderr)
+if os.environ.get("FAKE_NCU_NO_PERMISSION"):
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+          "Performance Counters on the target device 0.")
+    sys.exit(0)
+if run.returncode != 0:
+    print("==ERROR== The application returned an error code (%d)." % run.returncode)
+    sys.exit(run.returncode)
+"""
+
 # Stands in for ncu: logs its arguments; answers --import (prints the fixture the report names);
 # refuses, as ncu does, a run that asks for a metric in FAKE_NCU_UNKNOWN (comma-separated base
 # names); otherwise runs the program after its options, as ncu does, and writes a "report" naming
@@ -511,19 +529,7 @@ for unknown in filter(None, os.environ.get("FAKE_NCU_UNKNOWN", "").split(",")):
         if metric.split(".")[0] == unknown:
             print("==ERROR== Failed to find metric regex:^" + metric.replace(".", "\\\\.") + "$")
             sys.exit(1)
-program = next(i for i, a in enumerate(args) if os.path.isfile(a) and os.access(a, os.X_OK))
-run = subprocess.run(args[program:], capture_output=True, text=True)
-print("==PROF== Connected to process 4242 (" + args[program] + ")")
-sys.stdout.write(run.stdout)
-sys.stderr.write(run.stderr)
-if os.environ.get("FAKE_NCU_NO_PERMISSION"):
-    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
-          "Performance Counters on the target device 0.")
-    sys.exit(0)
-if run.returncode != 0:
-    print("==ERROR== The application returned an error code (%d)." % run.returncode)
-    sys.exit(run.returncode)
-target = args[args.index("--profile", program) + 1]
+""" + FAKE_NCU_RUN + """target = args[args.index("--profile", program) + 1]
 fp16 = "precision fp16" in run.stdout
 fixture = {"cublas": "ncu_raw_cublas_fp16.csv", "step": "ncu_details_05_wmma.csv" if fp16
            else "ncu_raw_04_outer_product.csv"}[target]
@@ -545,7 +551,13 @@ echo "$name: profiled $what once, precision PRECISION, 64x64x64"
 """
 
 
-class DriverTest(unittest.TestCase):
+class FakeNcuTest(unittest.TestCase):
+    """Tests of a tool against a fake ncu (fake_ncu: its script; this file's FAKE_NCU unless a
+    subclass names another) in a fresh folder: self.bin for fake steps, self.out for the tool's
+    output (not made yet), self.ncu; calls() reads the log the fakes write. No tests of its own:
+    DriverTest's and test_cublas_pick.py's are."""
+    fake_ncu = FAKE_NCU
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.root = Path(self.tmp.name)
@@ -553,12 +565,17 @@ class DriverTest(unittest.TestCase):
         self.bin.mkdir()
         self.out = self.root / "out"
         self.ncu = self.root / "ncu"
-        self.ncu.write_text(FAKE_NCU.replace("PYTHON", sys.executable))
+        self.ncu.write_text(self.fake_ncu.replace("PYTHON", sys.executable))
         self.ncu.chmod(0o755)
 
     def tearDown(self):
         self.tmp.cleanup()
 
+    def calls(self):
+        return (self.root / "calls.log").read_text().splitlines()
+
+
+class DriverTest(FakeNcuTest):
     def add_step(self, step, precision="fp32", code=0, message=""):
         """A fake step executable, listed last in the build's list of steps."""
         script = (FAKE_STEP.replace("STEP", step).replace("LOG", str(self.root / "calls.log"))
@@ -575,9 +592,6 @@ class DriverTest(unittest.TestCase):
                    str(self.out), "--size", "64", "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr
-
-    def calls(self):
-        return (self.root / "calls.log").read_text().splitlines()
 
     def test_variants_alone_into_variant_profile(self):
         self.add_step("07_async_pipeline", "fp16")

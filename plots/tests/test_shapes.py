@@ -29,6 +29,16 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HEADER = "category,m,n,k,label\n"
 
 
+def assert_rejected(test, load, path, text, message):
+    """With text written to path, load(path) raises InputError saying message (a subtest named by
+    the message). For each reader of a fixed-header CSV: shapes.csv here, cublas_picks.csv in
+    test_cublas_pick.py."""
+    path.write_text(text, encoding="utf-8")
+    with test.subTest(message=message), test.assertRaises(InputError) as caught:
+        load(path)
+    test.assertIn(message, str(caught.exception))
+
+
 def corpus_error(text):
     try:
         shape_corpus.parse(text, "c.csv")
@@ -321,10 +331,7 @@ class ShapeResultsTest(unittest.TestCase):
                                    "line 2: a measured row needs a positive 'ms'"),
                                   (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t\n",
                                    "line 2: column 'check' must be one of")):
-                path.write_text(body, encoding="utf-8")
-                with self.subTest(message=message), self.assertRaises(InputError) as caught:
-                    shape_results.load(path)
-                self.assertIn(message, str(caught.exception))
+                assert_rejected(self, shape_results.load, path, body, message)
 
     def test_readme_block(self):
         # README.md's `shapes` block is readme_blocks.py's, rendered from shapes.csv by category_table
