@@ -279,14 +279,20 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   // Starts the copies of a slice into its buffer and commits them as one group (an empty group past
   // the last slice, so that the count stays right).
   auto start_slice = [&](int slice) {
+    // LAB BEGIN [hard, repeats 07]: As in 07: load_slice of `slice` into stage slice % stages,
+    // LAB: only where slice < k_tiles; then commit_group, always (an empty group counts too).
     if (slice < k_tiles) load_slice(slice, slice % stages);
     async_copy::commit_group();
+    // LAB END
   };
   // Waits until the oldest slice in flight has landed (at most stages − 2 groups pending), for
   // every thread's copies: after the barrier every warp may read it.
   auto wait_for_slice = [&]() {
+    // LAB BEGIN [hard, repeats 07]: As in 07: async_copy::wait_group with stages − 2 groups allowed to stay
+    // LAB: pending, then __syncthreads.
     async_copy::wait_group<stages - 2>();
     __syncthreads();
+    // LAB END
   };
 #pragma unroll
   for (int t = 0; t < stages - 1; ++t) start_slice(t);
@@ -324,7 +330,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
       wait_for_slice();  // slice t + 1
     }
   }
+  // LAB BEGIN [hard, repeats 07]: The drain, as in 07: wait_group with no group allowed pending.
   async_copy::wait_group<0>();  // only empty groups remain: nothing is left in flight at exit
+  // LAB END
 
   // Stage 3, write back, straight from the registers. Accumulator (i, j) covers rows
   // 16·i … +15 and columns 8·j … +7 of the warp tile; lane l holds rows l/4 and l/4 + 8, columns

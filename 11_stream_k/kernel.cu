@@ -289,6 +289,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
                       (long long)tile.col * block_tile_n};
   };
 
+  // LAB BEGIN [hard, repeats 09 10]: The barriers, as in 10: thread 0 alone initializes, for each stage, full[stage]
+  // LAB: for 1 arrival (the local producer's arming) and empty[stage] for every consumer warp of the cluster
+  // LAB: (L::consumers · L::warps_per_consumer · cluster_size); then fence_barrier_init.
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
@@ -297,6 +300,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     }
     fence_barrier_init();
   }
+  // LAB END
   // No block may copy into, or arrive on, a peer's barriers before the peer has initialized them.
   if constexpr (cluster_size > 1) {
     cluster_arrive();
@@ -316,9 +320,18 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
           const int stage = slice % stages, use = slice / stages;
+          // LAB BEGIN [hard, repeats 09 10]: The producer's side of the protocol for slice `slice`, as in 10 (stage
+          // LAB: and use count on across segments): mbarrier_wait<EmptyWait> on empty[stage] (stage for the watchdog)
+          // LAB: for the parity of phase use − 1; k0 = kt·block_tile_k; then the arming and the copies.
           // First use: parity 1 counts as complete.
           mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
           const int k0 = kt * block_tile_k;
+          // LAB BEGIN [easy, repeats 09 10]: As in 10 (09's, with a cluster): arm full[stage] for L::stage_bytes,
+          // LAB: copy this block's A box at (k0, origin.row), then its share of the B slice, boxes = L::b_boxes /
+          // LAB: cluster_size of them from rank·boxes on: by tma_load_2d_multicast to every block of the cluster
+          // LAB: (mask: cluster_size low bits), else by tma_load_2d.
+          // LAB: Count the boxes from 0 (box + rank·boxes): a loop whose bounds depend on rank costs the producer a
+          // LAB: register it does not have (ptxas spills it, and reloads it in every slice).
           // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
@@ -338,6 +351,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
               tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
                           k0);
           }
+          // LAB END
+          // LAB END
         }
       }
     }
@@ -351,6 +366,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int stage) {
+      // LAB BEGIN [easy, repeats 10]: As in 10: from lane 0 of each consumer warp, arrive on empty[stage] of every
+      // LAB: block of the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
       if (lane == 0) {
         if constexpr (cluster_size > 1) {
 #pragma unroll
@@ -359,6 +376,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           mbarrier_arrive(&empty[stage]);
         }
       }
+      // LAB END
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of 32 float4 a thread, pieces of
     // one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
@@ -374,16 +392,23 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
         const int stage = slice % stages, use = slice / stages;
+        // LAB BEGIN [hard, repeats 09 10]: As in 10: wait until stage `stage` is full, mbarrier_wait<FullWait> on
+        // LAB: full[stage] (stage for the watchdog) for the parity of phase use.
         mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
+        // LAB END
         multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(stage), b_tile(stage), consumer);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
+        // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the previous slice, none at the segment's first.
         if (kt > segment.k_begin) release((slice - 1) % stages);
+        // LAB END
       }
       wgmma_wait_group<0>();
       fence_registers(acc);
+      // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the segment's last slice.
       release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
+      // LAB END
 
       // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
       // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.

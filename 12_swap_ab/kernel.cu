@@ -237,6 +237,9 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     return TileOrigin{(long long)tile.row * width, (long long)tile.col * block_tile_n};
   };
 
+  // LAB BEGIN [hard, repeats 09]: The barriers, as in 09: thread 0 alone initializes, for each stage, full[stage] for
+  // LAB: 1 arrival and empty[stage] for every consumer warp (L::consumers · L::warps_per_consumer: lane 0 of each
+  // LAB: releases), then fence_barrier_init; every thread meets at __syncthreads before any uses them.
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);                                      // the producer's arrive, plus bytes
@@ -245,6 +248,7 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     fence_barrier_init();
   }
   __syncthreads();
+  // LAB END
 
   const int warpgroup = threadIdx.x / warpgroup_threads;
   if (warpgroup == 0) {
@@ -256,8 +260,14 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
       for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) {
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
+          // LAB BEGIN [hard, repeats 09]: The producer's side of the protocol, as in 09: mbarrier_wait<EmptyWait> on
+          // LAB: empty[stage] (stage for the watchdog) for the parity of the phase before: phase ^ 1 (the ring's
+          // LAB: phase flips at each wrap, below); k0 = kt·block_tile_k; then the arming and the copies.
           mbarrier_wait<EmptyWait>(&empty[stage], phase ^ 1, stage);  // first use: parity 1 counts as complete
           const int k0 = kt * block_tile_k;
+          // LAB BEGIN [easy, repeats 09]: As in 09: arm full[stage] for L::stage_bytes, then tma_load_2d of A's box
+          // LAB: at (k0, origin.row) into a_tile(stage) and of B's L::b_boxes boxes at (origin.col + j·swizzle_halves,
+          // LAB: k0) into b_tile(stage) + j·L::b_box_bytes, each completing on full[stage].
           // A's box: width rows × 64 k (rows below M arrive as zeros); B's: 64 k × 64 columns per consumer.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
           tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
@@ -265,6 +275,8 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
           for (int j = 0; j < L::b_boxes; ++j)
             tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
                         k0);
+          // LAB END
+          // LAB END
           if (++stage == stages) stage = 0, phase ^= 1;
         }
       }
@@ -276,7 +288,9 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     const int lane = threadIdx.x % 32;
     const int barrier = 1 + consumer;  // this warpgroup's named barrier
     auto release = [&](int stage) {
+      // LAB BEGIN [easy, repeats 10]: As in 10 without a cluster: lane 0 of each consumer warp arrives on empty[stage].
       if (lane == 0) mbarrier_arrive(&empty[stage]);
+      // LAB END
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
     // pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
@@ -293,7 +307,10 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
 #pragma unroll
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
+        // LAB BEGIN [hard, repeats 09]: As in 09: wait until the stage is full, mbarrier_wait<FullWait> on full[stage]
+        // LAB: (stage for the watchdog) for the parity of this phase of the ring.
         mbarrier_wait<FullWait>(&full[stage], phase, stage);
+        // LAB END
         multiply_stage<L>(acc, {stage0.b + stage * stage_step, stage0.a + stage * stage_step});
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage

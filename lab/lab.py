@@ -4,7 +4,8 @@ lab/README.md. Python standard library only.
 
     python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR]
     python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR] [--level L]
-                             [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N] [--no-gpu]
+                             [--handed-out STEPS] [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
+                             [--no-gpu]
     python3 lab/lab.py collect --grades DIR --out FILE.csv
     python3 lab/lab.py check [--steps all] [--source DIR]
 
@@ -37,8 +38,8 @@ from labkit.cases import parse_cases  # noqa: E402
 from labkit import markers  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
-from labkit.steps import (KERNEL, UsageError, discover_steps, regions_of, released_steps,  # noqa: E402
-                          resolve_steps)
+from labkit.steps import (KERNEL, UsageError, check_repeats, discover_steps, regions_of,  # noqa: E402
+                          released_steps, resolve_steps)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -113,6 +114,10 @@ def parse_args(argv):
     grade.add_argument("--level", default=markers.DEFAULT_LEVEL, choices=markers.LEVELS,
                        help="the level the steps were handed out at: a kernel may differ from that handout only "
                             f"in its TODOs (default {markers.DEFAULT_LEVEL})")
+    grade.add_argument("--handed-out", default="",
+                       help="the steps the release handed out together, when they are more than those graded (such "
+                            "as all): a later step's code that repeats an earlier step's solution was a TODO where "
+                            "that step was handed out too (default: the graded steps)")
     grade.add_argument("--no-gpu", action="store_true",
                        help="grade without a GPU: only the TODOs changed, no foreign kernel, the build and the "
                             "host tests; the GPU parts are marked as not run")
@@ -167,9 +172,29 @@ def joint_release_is_clean(source, steps, rubric, level=markers.DEFAULT_LEVEL):
         return False
 
 
-def lines_per_level(regions):
-    """{level: solution lines a release at that level asks for}, every level."""
-    return {level: sum(len(r.solution) for r in markers.blanked_regions(regions, level)) for level in markers.LEVELS}
+def lines_per_level(regions, handed_out=()):
+    """{level: solution lines a release at that level asks for}, every level: of the step alone, or
+    handed out with `handed_out` (then its repeat regions of those steps count too)."""
+    return {level: sum(len(r.solution) for r in markers.blanked_regions(regions, level, handed_out))
+            for level in markers.LEVELS}
+
+
+def repeated_steps(regions, every_step):
+    """The steps (folder names) that the repeat regions among `regions` name, in order."""
+    words = {word for r in markers.all_regions(regions) for word in r.repeats}
+    return [s for s in every_step if any(markers.names_step(word, s) for word in words)]
+
+
+def joint_release_leaks(source, steps, rubric):
+    """[(level, leaks)] of the release of `steps` together, at every level (a level that blanks the
+    same regions as the one before it has the same leaks: not computed again)."""
+    found, previous = [], None
+    for level in markers.LEVELS:
+        plan = release.Plan(source, steps, rubric, level=level)
+        blanked = [(r.path, r.begin_line) for r in plan.regions]
+        found.append((level, found[-1][1] if blanked == previous else plan.leaks()))
+        previous = blanked
+    return found
 
 
 def distinct_levels(regions):
@@ -200,12 +225,20 @@ def command_check(args):
             print(f"{step}: no LAB regions " + ("(handed out in this copy: its solution is not here)"
                                                 if step in handed_out else "(it cannot be handed out)"))
             continue
+        check_repeats(source, step)
         per_level = lines_per_level(regions)
-        count = len(markers.all_regions(regions))
+        count = len([r for r in markers.all_regions(regions) if not r.repeats])
         levels = ", ".join(f"{level} {lines}" for level, lines in per_level.items())
         headline = (f"{step}: {count} region(s), {per_level[markers.LEVELS[-1]]} solution line(s) "
                     f"(lines per level: {levels})")
         notes, shown = [], []
+        repeated = repeated_steps(regions, every_step)
+        if repeated:
+            repeats = len([r for r in markers.all_regions(regions) if r.repeats])
+            with_them = ", ".join(f"{level} {lines}"
+                                  for level, lines in lines_per_level(regions, [step] + repeated).items())
+            notes.append(f"{repeats} more region(s) repeat the solution of {', '.join(repeated)}, blanked only where "
+                         f"one of them is handed out too (then lines per level: {with_them})")
         for level in distinct_levels(regions):
             plan = release.Plan(source, [step], rubric, level=level)
             leaks = plan.leaks()
@@ -224,6 +257,19 @@ def command_check(args):
                 problems += len(leaks)
         print(headline + "".join(f"; {note}" for note in notes))
         for leak in dict.fromkeys(shown):
+            print(f"  {leak}")
+    lab_steps = [s for s in every_step if regions_of(source, s) and s not in handed_out]
+    if args.steps.strip() == "all" and len(lab_steps) > 1:
+        # Not a failure of check, which guarantees each step alone (with the earlier steps it names):
+        # whether every step can go out at once, and at which levels, depends on the repeat regions.
+        found = joint_release_leaks(source, lab_steps, rubric)
+        clean = [level for level, leaks in found if not leaks]
+        refused = [f"{len(leaks)} leak(s) at level {level}" for level, leaks in found if leaks]
+        print(f"all {len(lab_steps)} lab steps together (--steps all): "
+              + "; ".join(([f"leaks nothing at level {', '.join(clean)}"] if clean else [])
+                          + ([", ".join(refused) + " (refused: a later step's code repeats an earlier step's "
+                              "solution outside its repeat regions)"] if refused else [])))
+        for leak in dict.fromkeys(leak for _, leaks in found for leak in leaks):
             print(f"  {leak}")
     return exit_codes.EXIT_CHECK_FAILED if problems else exit_codes.EXIT_OK
 
@@ -245,6 +291,11 @@ def command_grade(args):
     rubric = load_rubric(args.rubric)
     reference = args.reference.resolve()
     steps, self_check = gradable_steps(reference, args.steps)
+    handed_out = None
+    if args.handed_out.strip():
+        handed_out = resolve_steps(reference, args.handed_out, require_regions=False)
+    if handed_out is not None and not set(steps) <= set(handed_out):
+        raise UsageError(f"--handed-out {args.handed_out}: the graded steps must be among the steps handed out")
     instructor_cases = []
     if args.cases:
         instructor_cases = parse_cases(args.cases.read_text(encoding="utf-8"), str(args.cases), "instructor")
@@ -264,7 +315,7 @@ def command_grade(args):
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="lab-grade-"))
     grader = grading.Grader(args.submission, reference, steps, rubric, instructor_cases, work, args.jobs, self_check,
-                            level=args.level, use_gpu=not args.no_gpu)
+                            level=args.level, use_gpu=not args.no_gpu, handed_out=handed_out)
     grader.gpu = gpu
     try:
         record = grader.grade(args.out / "logs")

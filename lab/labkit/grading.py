@@ -399,11 +399,13 @@ def log(message):
     print(f"[lab] {message}", file=sys.stderr, flush=True)
 
 
-def handout_of(reference, step, level, self_check):
+def handout_of(reference, step, level, self_check, handed_out=None):
     """{relative path: (lines, TODO blocks)} of each file of the step that the students got with
-    TODOs in it (kernel.cu, and a header with regions): the reference's solution at `level`
-    (markers.released_lines), or, in a student's own copy (self_check), the files that release
-    recorded in lab/released.json. None when a student copy has no record of them."""
+    TODOs in it (kernel.cu, and a header with regions): the reference's solution at `level`, as a
+    release of the steps `handed_out` (default: the step alone) makes it (markers.released_lines: a
+    repeat region is a TODO where a step it repeats was handed out too), or, in a student's own copy
+    (self_check), the files that release recorded in lab/released.json. None when a student copy
+    has no record of them."""
     if self_check:
         record_path = Path(reference) / RELEASE_RECORD
         try:
@@ -413,7 +415,9 @@ def handout_of(reference, step, level, self_check):
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         return found or None
-    return {path: integrity.handout_todos((Path(reference) / path).read_text(encoding="utf-8"), path, level)
+    handed_out = [step] if handed_out is None else handed_out
+    return {path: integrity.handout_todos((Path(reference) / path).read_text(encoding="utf-8"), path, level,
+                                          handed_out)
             for path in region_files(reference, step)}
 
 
@@ -425,9 +429,12 @@ class Grader:
     grade (integrity, build, host tests; the GPU parts are recorded as not run)."""
 
     def __init__(self, submission, reference, steps, rubric, instructor_cases, work, jobs, self_check_steps=(),
-                 level=markers.DEFAULT_LEVEL, use_gpu=True):
+                 level=markers.DEFAULT_LEVEL, use_gpu=True, handed_out=None):
         self.submission, self.reference = Path(submission).resolve(), Path(reference).resolve()
         self.steps, self.rubric, self.instructor_cases = steps, rubric, instructor_cases
+        # The steps the release handed out together (default: those graded): where a step's repeat
+        # region was a TODO (markers.py), the handout the integrity check compares with.
+        self.handed_out = list(handed_out) if handed_out else list(steps)
         self.work, self.jobs = Path(work).resolve(), jobs
         self.self_check_steps = set(self_check_steps)
         self.level, self.use_gpu = level, use_gpu
@@ -529,7 +536,7 @@ class Grader:
         the handout outside its TODOs, or calls code that is not its own; integrity.py)."""
         kernels, results = {}, {}
         for step in self.steps:
-            handouts = handout_of(self.reference, step, self.level, step in self.self_check_steps)
+            handouts = handout_of(self.reference, step, self.level, step in self.self_check_steps, self.handed_out)
             texts = {}
             for relative in handouts or [f"{step}/{KERNEL}"]:  # the files the students got with TODOs
                 path, problem = find_submission_file(self.submission, relative)

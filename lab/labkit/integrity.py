@@ -39,10 +39,10 @@ class ToolMissing(Exception):
     """nm is not installed: the symbol check cannot run."""
 
 
-def handout_todos(text, path, level):
+def handout_todos(text, path, level, handed_out=()):
     """(lines of the handout's kernel.cu, [(first line, number of lines) of each TODO block]) for
-    the solution text of a step at `level`."""
-    lines, todos = markers.released_lines(text, path, level)
+    the solution text of a step at `level`, in a release of the steps `handed_out`."""
+    lines, todos = markers.released_lines(text, path, level, handed_out)
     return lines, [(line, len(region.todo_lines())) for line, region in todos]
 
 

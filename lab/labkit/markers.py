@@ -26,6 +26,20 @@ and more: the finer regions of the step's idea are the easy level, the idea itse
 Regions nest only that way: a region may hold regions of easier levels, never one of its own level
 or a harder one. Any other comment that starts with "LAB" is a typo of a marker and is refused, so
 that a misspelled END cannot silently swallow the rest of a file.
+
+A later step often keeps an earlier step's solution in its own code (10's producer is 09's, with
+other names; 08 keeps 07's pipeline). A release of the later step alone leaves that code as it is:
+the earlier step is in the copy with its solution anyway. Handed out together with the earlier step,
+the later step's copy would give that solution away, so the code is marked as repeating it:
+
+    // LAB BEGIN [easy, repeats 09 10]: As in 10: arm full[s] for the stage's bytes, ...
+    ...
+    // LAB END
+
+A repeat region is blanked like any region of its level, but only in a release that also hands out
+one of the steps it names (by number or name); in any other release its code stays, its markers
+removed. So handing out steps together asks for that code again where it recurs, and handing out
+the later step alone asks for nothing more.
 """
 import re
 from dataclasses import dataclass, field
@@ -33,7 +47,7 @@ from dataclasses import dataclass, field
 LEVELS = ("easy", "medium", "hard")
 DEFAULT_LEVEL = LEVELS[0]
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN(?:[ \t]*\[(?P<level>[^\]]*)\])?:(?P<text>.*)$")
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN(?:[ \t]*\[(?P<tag>[^\]]*)\])?:(?P<text>.*)$")
 CONTINUATION = re.compile(r"^[ \t]*// LAB:(?P<text>.*)$")
 END = re.compile(r"^[ \t]*// LAB END[ \t]*$")
 # Anything that looks like a marker: a comment whose text starts with the word LAB.
@@ -52,6 +66,35 @@ class MarkerError(Exception):
 
 def level_rank(level):
     return LEVELS.index(level)
+
+
+REPEATS = "repeats"
+
+
+def parse_tag(tag):
+    """(level, steps repeated) of the text in a BEGIN line's brackets: "hard", "repeats 09 10" or
+    "hard, repeats 09 10" (None: no brackets). ValueError says what is wrong."""
+    if tag is None:
+        return DEFAULT_LEVEL, ()
+    level, repeats = None, None
+    for part in tag.split(","):
+        words = part.split()
+        if words and words[0] == REPEATS:
+            if repeats is not None or len(words) < 2:
+                raise ValueError(f"'{part.strip()}': '{REPEATS}' names the earlier steps whose solution the region "
+                                 f"repeats, once ([level, {REPEATS} 09 10])")
+            repeats = tuple(words[1:])
+        elif level is None and len(words) == 1 and words[0] in LEVELS:
+            level = words[0]
+        else:
+            raise ValueError(f"unknown level '{part.strip()}' (levels, easiest first: {', '.join(LEVELS)}; "
+                             f"// LAB BEGIN [level]: <instruction>, or [level, {REPEATS} <steps>])")
+    return level or DEFAULT_LEVEL, repeats or ()
+
+
+def names_step(word, step):
+    """Whether a step named in a marker ("09" or "09_wgmma_tma") is `step` (a folder name)."""
+    return word == step or word == step.split("_", 1)[0]
 
 
 def check_level(level, where="--level"):
@@ -73,6 +116,12 @@ class Region:
     inner: list = field(default_factory=list)        # the regions directly inside this one
     marker_lines: int = 0                            # BEGIN and "// LAB:" lines (END is one more)
     solution_lines: list = field(default_factory=list)  # the 1-based line in the file of each solution line
+    repeats: tuple = ()  # a repeat region: the earlier steps whose solution it repeats (as the marker names them)
+
+    def blanked_with(self, handed_out):
+        """Whether a release that hands out `handed_out` (step folder names) may blank this region:
+        always, unless it is a repeat region whose steps are none of them."""
+        return not self.repeats or any(names_step(word, step) for word in self.repeats for step in handed_out)
 
     def todo_lines(self):
         """The student's version of the region: the instruction behind a TODO."""
@@ -96,10 +145,10 @@ def parse_regions(text, path):
         begin, continuation, end = BEGIN.match(line), CONTINUATION.match(line), END.match(line)
         current = open_regions[-1] if open_regions else None
         if begin:
-            level = DEFAULT_LEVEL if begin.group("level") is None else begin.group("level").strip()
-            if level not in LEVELS:
-                raise MarkerError(path, number, f"unknown level '{level}' (levels, easiest first: {', '.join(LEVELS)}; "
-                                                "// LAB BEGIN [level]: <instruction>)")
+            try:
+                level, repeats = parse_tag(begin.group("tag"))
+            except ValueError as e:
+                raise MarkerError(path, number, str(e)) from None
             if current and level_rank(level) >= level_rank(current.level):
                 raise MarkerError(path, number, f"a {level} region inside the {current.level} region opened at line "
                                                 f"{current.begin_line} (regions nest only when the inner one is easier; "
@@ -107,7 +156,8 @@ def parse_regions(text, path):
             instruction = begin.group("text").strip()
             if not instruction:
                 raise MarkerError(path, number, "LAB BEGIN needs an instruction: // LAB BEGIN: <what to write>")
-            region = Region(path, number, 0, begin.group("indent"), [instruction], level=level, marker_lines=1)
+            region = Region(path, number, 0, begin.group("indent"), [instruction], level=level, marker_lines=1,
+                            repeats=repeats)
             (current.inner if current else regions).append(region)
             open_regions.append(region)
             instruction_open = True
@@ -147,16 +197,17 @@ def all_regions(regions):
     return [r for outer in regions for r in outer.walk()]
 
 
-def blanked_regions(regions, level=DEFAULT_LEVEL):
-    """The regions a release at `level` replaces by their TODO: those of that level or an easier
-    one that no other such region holds, in order."""
+def blanked_regions(regions, level=DEFAULT_LEVEL, handed_out=()):
+    """The regions a release at `level` that hands out the steps `handed_out` (folder names)
+    replaces by their TODO: those of that level or an easier one that no other such region holds,
+    in order; a repeat region only where one of the steps it repeats is handed out too."""
     rank = level_rank(check_level(level))
     found = []
     for region in regions:
-        if level_rank(region.level) <= rank:
+        if level_rank(region.level) <= rank and region.blanked_with(handed_out):
             found.append(region)
         else:
-            found += blanked_regions(region.inner, level)
+            found += blanked_regions(region.inner, level, handed_out)
     return found
 
 
@@ -166,13 +217,14 @@ def levels_in(regions):
     return [level for level in LEVELS if level in used]
 
 
-def released_lines(text, path, level=DEFAULT_LEVEL):
-    """(the lines of the file as a release at `level` hands it out, [(line of each TODO in them,
-    its region)]). Every marker line is gone: a blanked region becomes its TODO, a harder one keeps
-    its code. Raises MarkerError."""
+def released_lines(text, path, level=DEFAULT_LEVEL, handed_out=()):
+    """(the lines of the file as a release at `level` of the steps `handed_out` hands it out,
+    [(line of each TODO in them, its region)]). Every marker line is gone: a blanked region becomes
+    its TODO, a harder one (or a repeat region whose steps are not handed out) keeps its code.
+    Raises MarkerError."""
     regions = parse_regions(text, path)
     lines = text.splitlines()
-    replaced = {r.begin_line: r for r in blanked_regions(regions, level)}
+    replaced = {r.begin_line: r for r in blanked_regions(regions, level, handed_out)}
     marker_lines = set()
     for region in all_regions(regions):
         marker_lines.update(range(region.begin_line, region.begin_line + region.marker_lines))
@@ -192,8 +244,9 @@ def released_lines(text, path, level=DEFAULT_LEVEL):
     return out, todos
 
 
-def student_version(text, path, level=DEFAULT_LEVEL):
-    """(the file as a release at `level` hands it out, the regions it blanks). Raises MarkerError."""
-    out, todos = released_lines(text, path, level)
+def student_version(text, path, level=DEFAULT_LEVEL, handed_out=()):
+    """(the file as a release at `level` of the steps `handed_out` hands it out, the regions it
+    blanks). Raises MarkerError."""
+    out, todos = released_lines(text, path, level, handed_out)
     trailing_newline = "\n" if text.endswith("\n") else ""
     return "\n".join(out) + trailing_newline, [region for _, region in todos]

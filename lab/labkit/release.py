@@ -12,8 +12,8 @@ from pathlib import Path
 
 from . import exit_codes, markers, tokens
 from .steps import SOURCE_SUFFIXES
-from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, discover_steps, later_steps, region_files,
-                    registrations, repository_files, without_registrations)
+from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, check_repeats, discover_steps, later_steps,
+                    region_files, registrations, repository_files, without_registrations)
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
 # or branch headers without a statement (if constexpr too). Everything else inside a region must not survive.
@@ -111,13 +111,15 @@ def text_files(root, paths):
 def student_files(root, steps, level=markers.DEFAULT_LEVEL):
     """{step: {relative path: (the student's text at `level`, the regions it blanks, [(line of
     each TODO, its region)])}} for each source file of the steps that has LAB regions (kernel.cu,
-    and headers such as 11's schedule.cuh) (MarkerError when a marker is malformed)."""
+    and headers such as 11's schedule.cuh), handed out together: a repeat region of one of them is
+    blanked where a step it repeats is among them (MarkerError when a marker is malformed)."""
     result = {}
     for step in steps:
+        check_repeats(root, step)
         result[step] = {}
         for path in region_files(root, step):
             text = (Path(root) / path).read_text(encoding="utf-8")
-            lines, todos = markers.released_lines(text, path, level)
+            lines, todos = markers.released_lines(text, path, level, steps)
             student = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
             result[step][path] = (student, [region for _, region in todos], todos)
     return result
@@ -238,6 +240,13 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
             for line, region in todos:  # where each TODO landed in the student's file
                 where = f"line {line}" if len(step_files) == 1 else f"`{path}`, line {line}"
                 lines.append(f"- {where}: " + " ".join(region.instruction))
+        words = {word for _, (_, _, todos) in step_files.items() for _, region in todos for word in region.repeats}
+        repeated = [s for s in steps if any(markers.names_step(word, s) for word in words)]
+        if repeated:
+            lines.append("")
+            lines.append("Some of these TODOs (those that begin \"As in\") ask again for code you write in "
+                         + " and ".join(f"`{s}`" for s in repeated) + ": this step builds on it, and its own copy of "
+                         "that code would show the answer there, so it is taken out here too.")
         lines.append("")
         lines.append("Until you do, the step compiles and its tests fail. nvcc may warn that a variable is declared "
                      "but never referenced (for some steps it does, for others not): where it does, that variable is "

@@ -10,7 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .markers import parse_regions
+from .markers import MarkerError, all_regions, names_step, parse_regions
 
 STEP_DIRECTORY = re.compile(r"^\d{2}_[A-Za-z0-9_]+$")
 KERNEL = "kernel.cu"
@@ -113,6 +113,22 @@ def region_files(root, step):
 def regions_of(root, step):
     """The LAB regions of a step, in all its source files (MarkerError when malformed)."""
     return [r for regions in region_files(root, step).values() for r in regions]
+
+
+def check_repeats(root, step):
+    """Raises MarkerError where a repeat region of `step` ([level, repeats 09 10]) names no step of
+    the tree, or one that is not before `step`: only an earlier step's solution can be in a later
+    step's code (a release leaves the later steps out)."""
+    steps = discover_steps(root)
+    for path, regions in region_files(root, step).items():
+        for region in all_regions(regions):
+            for word in region.repeats:
+                named = [s for s in steps if names_step(word, s)]
+                if not named:
+                    raise MarkerError(path, region.begin_line, f"repeats '{word}': no such step in {root}")
+                if named[0] >= step:
+                    raise MarkerError(path, region.begin_line, f"repeats '{word}': {named[0]} is not before "
+                                                                f"{step} (a region repeats an earlier step's solution)")
 
 
 def released_steps(root):

@@ -60,7 +60,8 @@ def releases_to_build(root):
     """[(name, steps, leak_check)]: one release per lab step, alone or with the earlier steps its
     solution repeats (as `lab.py check` says to hand it out), and every step together. The joint
     release of every step is made without the leak check, which refuses it where a later step's
-    remaining code repeats an earlier step's solution (lab.py check shows where)."""
+    remaining code repeats an earlier step's solution outside its repeat regions (lab.py check's last
+    line shows where); its repeat regions are blanked all the same, so that their TODOs are built too."""
     steps = [s for s in discover_steps(root) if regions_of(root, s)]
     rubric = load_rubric()
     found = []

@@ -590,6 +590,8 @@ class GradeCommandLineTest(TemporaryFolderTest):
             (["--steps", "02", "--cases", hidden], f"{hidden}:2: M, N and K must be integers"),
             (["--steps", "02", "--rubric", rubric], "performance.zero_at (0.25) must be below full_at (0.2)"),
             (["--steps", "02", "--submission", self.tmp / "nowhere"], "not a folder"),
+            (["--steps", "11", "--handed-out", "09,10"], "--handed-out 09,10: the graded steps must be among"),
+            (["--steps", "11", "--handed-out", "09,99"], "no step '99'"),
         ]
         for args, message in rows:
             with self.subTest(args=args):

@@ -8,7 +8,7 @@ from lab_test_support import REPOSITORY
 
 from labkit.markers import (LEVELS, MarkerError, all_regions, blanked_regions, parse_regions,  # noqa: E402
                             released_lines, student_version)
-from labkit.steps import discover_steps, regions_of, step_sources  # noqa: E402
+from labkit.steps import check_repeats, discover_steps, regions_of, step_sources  # noqa: E402
 
 GOOD = """\
 __global__ void k(float* c) {
@@ -67,6 +67,14 @@ class ParseTest(unittest.TestCase):
             "continuation after code": ("// LAB BEGIN: a\nx;\n// LAB: more\n// LAB END\n",
                                         "s/kernel.cu:3: a '// LAB:' line continues"),
             "empty region": ("// LAB BEGIN: a\n\n// LAB END\n", "s/kernel.cu:3: the region opened at line 1 is empty"),
+            "repeats nothing": ("// LAB BEGIN [hard, repeats]: a\nx;\n// LAB END\n",
+                                "s/kernel.cu:1: 'repeats': 'repeats' names the earlier steps"),
+            "repeats twice": ("// LAB BEGIN [repeats 09, repeats 10]: a\nx;\n// LAB END\n",
+                              "s/kernel.cu:1: 'repeats 10': 'repeats' names the earlier steps"),
+            "two levels": ("// LAB BEGIN [hard, easy]: a\nx;\n// LAB END\n", "s/kernel.cu:1: unknown level 'easy'"),
+            "repeats inside the same level": ("// LAB BEGIN [hard]: a\nx;\n// LAB BEGIN [hard, repeats 09]: b\ny;\n"
+                                              "// LAB END\n// LAB END\n",
+                                              "s/kernel.cu:3: a hard region inside the hard region"),
         }
         for name, (text, expected) in cases.items():
             with self.subTest(name):
@@ -151,6 +159,48 @@ void k(float* c) {
             student_version(LEVELED, "s/kernel.cu", "expert")
 
 
+# A later step's code that repeats an earlier step's solution (09's), as repeat regions: a hard one
+# (the wait and the copies) holding an easy one (the copies), beside a region of the step's own.
+REPEATING = """\
+void produce(int s) {
+  // LAB BEGIN [hard, repeats 09]: As in 09: wait, then copy.
+  wait(s);
+  // LAB BEGIN [repeats 09_wgmma_tma]: As in 09: copy.
+  copy(s);
+  // LAB END
+  // LAB END
+  // LAB BEGIN: Count the slice.
+  ++slices;
+  // LAB END
+}
+"""
+
+
+class RepeatRegionTest(unittest.TestCase):
+    def test_parsed_with_their_level_and_the_steps_they_repeat(self):
+        regions = parse_regions(REPEATING, "11_x/kernel.cu")
+        self.assertEqual([(r.level, r.repeats) for r in all_regions(regions)],
+                         [("hard", ("09",)), ("easy", ("09_wgmma_tma",)), ("easy", ())])
+
+    def test_blanked_only_where_a_step_they_repeat_is_handed_out_too(self):
+        regions = parse_regions(REPEATING, "11_x/kernel.cu")
+        alone = {level: [r.begin_line for r in blanked_regions(regions, level, ["11_x"])] for level in LEVELS}
+        self.assertEqual(alone, {"easy": [8], "medium": [8], "hard": [8]})  # the repeated code stays
+        self.assertEqual(blanked_regions(regions, "hard"), blanked_regions(regions, "hard", ["11_x"]))
+        together = ["09_wgmma_tma", "11_x"]
+        self.assertEqual([r.begin_line for r in blanked_regions(regions, "easy", together)], [4, 8])
+        self.assertEqual([r.begin_line for r in blanked_regions(regions, "hard", together)], [2, 8])
+        self.assertEqual([r.begin_line for r in blanked_regions(regions, "easy", ["10_y", "11_x"])], [8])
+
+    def test_the_release_of_the_later_step_alone_and_with_the_earlier_one(self):
+        alone, _ = student_version(REPEATING, "11_x/kernel.cu", "hard", ["11_x"])
+        self.assertEqual(alone, "void produce(int s) {\n  wait(s);\n  copy(s);\n  // TODO: Count the slice.\n}\n")
+        together, blanked = student_version(REPEATING, "11_x/kernel.cu", "easy", ["09_wgmma_tma", "11_x"])
+        self.assertEqual(together, "void produce(int s) {\n  wait(s);\n  // TODO: As in 09: copy.\n"
+                                   "  // TODO: Count the slice.\n}\n")
+        self.assertEqual([r.repeats for r in blanked], [("09_wgmma_tma",), ()])
+
+
 class StudentVersionTest(unittest.TestCase):
     def test_regions_become_todos_at_their_indentation(self):
         text, regions = student_version(GOOD, "s/kernel.cu")
@@ -192,6 +242,19 @@ class RepositoryStepsTest(unittest.TestCase):
                         self.assertNotIn("LAB BEGIN", text)
                         self.assertNotIn("// LAB", text)
                         self.assertEqual(text.count("// TODO: "), len(blanked))
+
+    def test_repeat_regions_name_earlier_steps(self):
+        """A repeat region names steps of the tree that come before its own (check_repeats), and
+        handed out with them it is blanked; with none of them, never."""
+        for step in discover_steps(REPOSITORY):
+            with self.subTest(step):
+                check_repeats(REPOSITORY, step)
+                for region in (r for r in all_regions(regions_of(REPOSITORY, step)) if r.repeats):
+                    self.assertNotIn(region, blanked_regions(regions_of(REPOSITORY, step), "hard", [step]))
+        repeating = {step: {w for r in all_regions(regions_of(REPOSITORY, step)) for w in r.repeats}
+                     for step in ("08_mma_ldmatrix", "11_stream_k", "12_swap_ab")}
+        self.assertEqual(repeating,
+                         {"08_mma_ldmatrix": {"07"}, "11_stream_k": {"09", "10"}, "12_swap_ab": {"09", "10"}})
 
     def test_the_original_six_steps_have_regions(self):
         for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",

@@ -13,7 +13,7 @@ import unittest
 from lab_test_support import REPOSITORY, TemporaryFolderTest, write_tree
 
 import lab  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
-from labkit import markers, release, tokens  # noqa: E402
+from labkit import grading, integrity, markers, release, tokens  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 from labkit.steps import (UsageError, discover_steps, later_steps, regions_of, registrations,  # noqa: E402
                           repository_files)
@@ -383,6 +383,94 @@ class TokenLeakTest(TemporaryFolderTest):
                          ("n0", "[", "n1", "]", "=", "n2", "[", "n1", "]", "+", "n0", "[", "n3", "]", "*", "#4", ";"))
 
 
+# A later step whose code repeats 01_alpha's solution (the RENAMED_COPY), marked as such, beside a
+# region of its own.
+REPEATING_KERNEL = """\
+void fill(int stage, int kofs, int first_row, int first_col) {
+  // LAB BEGIN [repeats 01]: As in 01: arm, then copy A's box and B's boxes.
+  arrive_and_expect(&ready[stage], bytes_per_stage);
+  copy_box(tile_of_a(stage), map_a, &ready[stage], kofs, first_row);
+  for (unsigned box = 0; box != boxes; box++)
+    copy_box(tile_of_b(stage) + box * box_size, map_b, &ready[stage], first_col + box * width, kofs);
+  // LAB END
+  // LAB BEGIN: Count the stage.
+  ++filled[stage];
+  // LAB END
+}
+"""
+
+
+class RepeatRegionReleaseTest(TemporaryFolderTest):
+    """A joint release of a step and a later one that repeats its solution: the repeat region is
+    blanked with it, and left as it is in the later step's release alone (markers.py)."""
+
+    def setUp(self):
+        super().setUp()
+        self.source = self.tmp / "source"
+        write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": REPEATING_KERNEL,
+                                 "CMakeLists.txt": SMALL_CMAKE})
+
+    def plan(self, steps, level="easy"):
+        return release.Plan(self.source, steps, load_rubric(), level=level)
+
+    def test_together_the_repeated_code_is_a_todo_and_nothing_leaks(self):
+        plan = self.plan(["01_alpha", "02_beta"])
+        self.assertEqual(plan.leaks(), [])
+        beta = plan.replaced()["02_beta/kernel.cu"]
+        self.assertIn("  // TODO: As in 01: arm, then copy A's box and B's boxes.\n", beta)
+        self.assertNotIn("copy_box", beta)
+        self.assertIn("ask again for code you write in `01_alpha`", plan.guide)
+
+    def test_without_the_marker_the_joint_release_leaks_as_before(self):
+        """The leak check is as strict as it was: the same code, not marked, is found."""
+        unmarked = REPEATING_KERNEL.replace("  // LAB BEGIN [repeats 01]: As in 01: arm, then copy A's box and B's "
+                                            "boxes.\n", "").replace("kofs);\n  // LAB END\n", "kofs);\n", 1)
+        write_tree(self.source, {"02_beta/kernel.cu": unmarked})
+        leaks = self.plan(["01_alpha", "02_beta"]).leaks()
+        self.assertTrue(leaks and all(leak.startswith("02_beta/kernel.cu:") for leak in leaks), leaks)
+
+    def test_alone_the_later_step_keeps_the_repeated_code(self):
+        plan = self.plan(["02_beta"], level="hard")
+        beta = plan.replaced()["02_beta/kernel.cu"]
+        self.assertIn("arrive_and_expect(&ready[stage], bytes_per_stage);", beta)
+        self.assertNotIn("LAB", beta)
+        self.assertEqual([r.instruction[0] for r in plan.regions], ["Count the stage."])
+        self.assertEqual(plan.leaks(), [])  # 01_alpha's solution is in the copy anyway: not handed out
+        self.assertNotIn("ask again", plan.guide)
+
+    def test_check_counts_the_repeat_regions_apart_and_tries_every_step_together(self):
+        code, out, err = run_lab("check", "--source", self.source)
+        self.assertEqual((code, err), (0, ""), out)
+        self.assertIn("02_beta: 1 region(s), 1 solution line(s) (lines per level: easy 1, medium 1, hard 1); 1 more "
+                      "region(s) repeat the solution of 01_alpha, blanked only where one of them is handed out too "
+                      "(then lines per level: easy 5, medium 5, hard 5)", out)
+        self.assertIn("all 2 lab steps together (--steps all): leaks nothing at level easy, medium, hard", out)
+
+    def test_the_grader_compares_with_the_handout_of_the_steps_handed_out(self):
+        """Graded alone, the repeated code is given and may not change; graded as handed out with
+        01_alpha (--handed-out), it was a TODO and may."""
+        rewritten = REPEATING_KERNEL.replace("box != boxes; box++", "box < boxes; ++box")
+        alone = grading.handout_of(self.source, "02_beta", "easy", self_check=False)["02_beta/kernel.cu"]
+        self.assertIn("lines are added, changed or removed here", integrity.changed_outside_todos(*alone, rewritten))
+        together = grading.handout_of(self.source, "02_beta", "easy", False, ["01_alpha", "02_beta"])
+        self.assertEqual(integrity.changed_outside_todos(*together["02_beta/kernel.cu"], rewritten), "")
+
+    def test_a_repeat_of_no_earlier_step_is_refused_with_its_line(self):
+        rows = [("02_beta/kernel.cu", REPEATING_KERNEL.replace("repeats 01]", "repeats 07]"),
+                 "02_beta/kernel.cu:2: repeats '07': no such step in"),
+                ("01_alpha/kernel.cu", KERNEL_WITH_PRODUCER.replace("LAB BEGIN:", "LAB BEGIN [repeats 02_beta]:"),
+                 "01_alpha/kernel.cu:2: repeats '02_beta': 02_beta is not before 01_alpha")]
+        for path, text, message in rows:
+            with self.subTest(path):
+                small = self.tmp / path.split("/")[0]
+                write_tree(small, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": REPEATING_KERNEL,
+                                   "CMakeLists.txt": SMALL_CMAKE, path: text})
+                code, _, err = run_lab("release", "--source", small, "--steps", "all", "--out", self.tmp / "c")
+                self.assertEqual(code, 1)
+                self.assertIn(message, err)
+                self.assertFalse((self.tmp / "c").exists())
+
+
 class CommandLineTest(SmallTreeTest):
     def test_release_writes_and_reports(self):
         code, out, err = run_lab("release", "--source", self.source, "--steps", "01", "--out", self.tmp / "c")
@@ -437,6 +525,35 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         leaks = release.Plan(REPOSITORY, steps, load_rubric()).leaks()
         self.assertEqual([leak for leak in leaks if not release.leaked_steps([leak], steps)], [])
 
+    def test_every_step_together_leaks_nothing_into_a_step_that_marks_its_repeats(self):
+        """The joint release of every lab step (--steps all), at every level: a step with repeat
+        regions (08, 11 and 12 mark the code they repeat of 07, 09 and 10) shows no earlier
+        solution. What is left is in steps that mark none (lab.py check's last line lists it), and
+        never in the harness, the documentation or LAB.md."""
+        steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
+        marking = [s for s in steps if any(r.repeats for r in markers.all_regions(regions_of(REPOSITORY, s)))]
+        self.assertTrue({"08_mma_ldmatrix", "11_stream_k", "12_swap_ab"} <= set(marking), marking)
+        unmarked = [s for s in steps if s not in marking]
+        for level, leaks in lab.joint_release_leaks(REPOSITORY, steps, load_rubric()):
+            with self.subTest(level=level):
+                self.assertEqual([leak for leak in leaks if not release.leaked_steps([leak], unmarked)], [])
+
+    def test_the_hopper_steps_together_leak_nothing_and_ask_for_the_repeated_code(self):
+        """09 to 12 at once, at every level: 11's and 12's producers (09's and 10's) are TODOs too;
+        07 and 08 at the hard level: 08's copy of 07's pipeline is."""
+        hopper = ["09_wgmma_tma", "10_persistent_clusters", "11_stream_k", "12_swap_ab"]
+        for steps, level, repeated in ((hopper, "easy", 4), (hopper, "hard", 10),
+                                       (["07_async_pipeline", "08_mma_ldmatrix"], "hard", 3)):
+            with self.subTest(steps=steps, level=level):
+                plan = release.Plan(REPOSITORY, steps, load_rubric(), level=level)
+                self.assertEqual(plan.leaks(), [])
+                self.assertEqual(len([r for r in plan.regions if r.repeats]), repeated)
+        code, out, err = run_lab("release", "--steps", "09,10,11,12", "--out", self.tmp / "hopper")
+        self.assertEqual((code, err), (0, ""), out)
+        eleventh = (self.tmp / "hopper" / "11_stream_k" / "kernel.cu").read_text()
+        self.assertIn("// TODO: As in 10 (09's, with a cluster): arm full[stage]", eleventh)
+        self.assertNotIn("mbarrier_arrive_expect_bytes(", eleventh)
+
     def test_keeping_10_with_09_is_refused_for_its_renamed_producer(self):
         """The issue's leak: 10's producer is 09's solution with other names. Kept on request, the
         token check finds it, lines that the exact-line check alone does not see among them."""
@@ -455,8 +572,9 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         code, out, err = run_lab("check")
         self.assertEqual(code, 0, out + err)
         lab_steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
-        said = [line.split(":", 1)[0] for line in out.splitlines() if not line.startswith(" ")]
+        said = [line.split(":", 1)[0] for line in out.splitlines() if not line.startswith((" ", "all "))]
         self.assertEqual(said, lab_steps)
+        self.assertIn(f"all {len(lab_steps)} lab steps together (--steps all): ", out)
         self.assertIn("11_stream_k: 6 region(s)", out)  # 3 in kernel.cu, the fixup's 3 (hard) in schedule.cuh
         self.assertNotRegex(out, r"(11_stream_k|12_swap_ab|13_pad_unaligned): .*hand it out with")
 
