@@ -7,16 +7,19 @@
 //     multiple of 64: one 64-column TMA box of B each), clusters of one or two blocks, and as many
 //     pipeline stages as shared memory holds for that tile. The schedule is 11's (schedule.cuh,
 //     included), so every entry splits the tiles of its own last wave by 11's rule.
-//   - The menu: a list of instantiations, each one line (Menu below), each a variant of the step.
-//   - The choice: a model predicts each entry's time on the shape from the slices of its busiest
-//     cluster (11's plan: whole waves, the split last wave), the segments it walks (a pipeline fill
-//     and a write-back each) and its fixup, each term priced by a calibration that the repository
-//     ships (calibration.inc, written by the calibrate tool beside this file: one run per GPU, four
-//     shapes per entry, never a shape of the corpus). It runs the cheapest.
+//   - The menu: a list of instantiations, each one line (menu_items below), each a variant of the step.
+//   - The choice: a model predicts each entry's time on the shape from the work of its busiest
+//     cluster under 11's plan (slices: whole waves, then its part of a split last wave; segments: a
+//     pipeline fill and a write-back each; a fixup; slices whose rows start off a 128-byte line), each
+//     term at a price that a calibration measured for that entry on this GPU (calibration.inc, written
+//     by the calibrate tool beside this file from shapes of the entry's own waves, never a shape of the
+//     corpus). It runs the cheapest.
 //   - Best of menu (a variant): time every entry on the shape, in the process, and run the fastest:
 //     the bound the model is judged against.
-//   - Every other shape goes where the earlier steps answer it: few rows (M ≤ swap_ab::max_m) to
-//     12's swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
+//   - Few columns: one column, or a few columns of few rows (a dot product, a matrix times a vector),
+//     leave most tiles' columns empty and most SMs idle: a pass over A with K split over the GPU.
+//   - Every other shape goes where the earlier steps answer it: few rows (M ≤ few_rows) to 12's
+//     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
 
 #include <algorithm>
 #include <cstring>
