@@ -96,12 +96,10 @@ __device__ __forceinline__ uint4 load_8_halves_unaligned(const __half* source) {
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
-// Copies a rows × cols row-major FP16 matrix at any 2-byte-aligned address, rows `ld` halves apart,
-// into the one at `padded` (16-byte aligned) whose rows are ld_out halves apart (a multiple of 8),
-// zeros in the columns cols … ld_out − 1. One 16-byte chunk of the destination per thread and turn of
-// the grid-stride loop: a 16-byte store, fed by one 16-byte load where the source chunk is aligned,
-// two (and funnel shifts) where it is not, element by element where the chunk crosses the end of a
-// row or the window would leave the matrix. Bound by DRAM: it reads the source once, writes it once.
+// Copies a rows × cols FP16 matrix at any 2-byte-aligned address, rows `ld` halves apart, into the one
+// at `padded` (16-byte aligned, rows ld_out halves apart: a multiple of 8, zeros past cols). One 16-byte
+// chunk of the destination per thread and turn: a store fed by one aligned load, or two and funnel
+// shifts, or element by element at a row's end. Bound by DRAM: it reads the source once, writes it once.
 __global__ void __launch_bounds__(PadConfig::copy_threads)
     pad_copy(const __half* __restrict__ source, long long rows, long long cols, long long ld,
              __half* __restrict__ padded, long long ld_out) {
@@ -160,12 +158,11 @@ void launch_pad_copy(const __half* source, long long rows, long long cols, long 
 }
 
 // ---- In place: few rows of A, B's rows unaligned -----------------------------------------------------
-// 12's swap (Cᵀ = Bᵀ·Aᵀ, M as the instruction's n) on mma.sync, with tiles staged by cp.async from the
-// aligned 16-byte chunks that cover each unaligned row: a row of the tile then begins `shift` halves
-// (0 … 7) into its row of shared memory, and the fragments are read from there two bytes at a time,
-// since ldmatrix needs 16-byte rows. Nothing is copied in DRAM: B is read once, as by 12's kernel.
-// Each block takes 128 columns of C × all M rows (M ≤ width) over one part of K; the parts of a
-// column tile are added up in a fixed order by the block that finishes last.
+// 12's swap (Cᵀ = Bᵀ·Aᵀ, M as the instruction's n) on mma.sync, its tiles staged by cp.async from the
+// aligned 16-byte chunks that cover each unaligned row: a row then begins `shift` halves (0 … 7) into
+// its shared-memory row, and fragments are read two bytes at a time (ldmatrix needs 16-byte rows). B is
+// read once, as by 12's kernel. A block takes 128 columns of C × all M rows (M ≤ width) over one part
+// of K; the parts of a column tile are added up in a fixed order by the block that finishes last.
 
 template <int width>
 struct InPlaceLayout : PadConfig {
@@ -186,9 +183,8 @@ struct InPlaceLayout : PadConfig {
   static_assert(shared_bytes <= max_shared_bytes_per_block, "in_place_stages × stage_bytes must fit in 227 KiB");
 };
 
-// Stages 16-byte chunk `chunk` (counted from the 16-byte boundary `misalignment` halves below `base`)
-// of the `total` halves at `base` into shared `dst`: by cp.async when it lies inside them, element by
-// element (zeros outside) when it crosses either end. (Gap halves staged are never taken for data.)
+// Stages 16-byte chunk `chunk` (from the boundary `misalignment` halves below `base`) of the `total` halves
+// at `base` into `dst`: cp.async inside them, else element by element (zeros outside; gaps never data).
 __device__ __forceinline__ void stage_chunk(__half* dst, const __half* base, int misalignment, long long total,
                                             long long chunk) {
   const long long first = chunk * halves_per_chunk - misalignment;  // the chunk's first half, as an index of the matrix
@@ -306,13 +302,16 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
         unsigned b[2];
         b[0] = pack(kk < k_left ? row[kk] : zero, kk + 1 < k_left ? row[kk + 1] : zero);
         b[1] = pack(kk + 8 < k_left ? row[kk + 8] : zero, kk + 9 < k_left ? row[kk + 9] : zero);
+        // LAB BEGIN [easy, repeats 06 08]: The products: mma_sync::mma_m16n8k16 into acc[i][j], i = 0, 1.
 #pragma unroll
         for (int i = 0; i < 2; ++i) mma_sync::mma_m16n8k16(acc[i][j], a[i], b);
+        // LAB END
       }
     }
   };
 
   // The pipeline: stages − 1 slices in flight while one is multiplied (07's, with cp.async groups).
+  // LAB BEGIN [hard, repeats 07]: 07's pipeline over slices kt_begin … kt_end − 1 (load, multiply, stages).
 #pragma unroll 1
   for (int s = 0; s < stages - 1; ++s) {
     if (kt_begin + s < kt_end) load(s, kt_begin + s);
@@ -328,6 +327,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
     multiply((kt - kt_begin) % stages, kt);
   }
   async_copy::wait_group<0>();
+  // LAB END
 
   // Element (i, j, e) of the accumulators is C[8j + 2t + (e & 1)][n0 + 32·warp + 16i + g + 8·(e >> 1)].
   auto store = [&](int i, int j, const float(&v)[4]) {

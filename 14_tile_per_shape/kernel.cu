@@ -295,6 +295,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
                       (long long)tile.col * block_tile_n};
   };
 
+  // LAB BEGIN [hard, repeats 09 10 11]: The barriers, as in 10: thread 0 alone initializes, for each stage, full[stage]
+  // LAB: for 1 arrival (the local producer's arming) and empty[stage] for every consumer warp of the cluster
+  // LAB: (L::consumers · L::warps_per_consumer · cluster_size); then fence_barrier_init.
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
@@ -303,6 +306,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     }
     fence_barrier_init();
   }
+  // LAB END
   // No block may copy into, or arrive on, a peer's barriers before the peer has initialized them.
   if constexpr (cluster_size > 1) {
     cluster_arrive();
@@ -322,9 +326,18 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
           const int stage = slice % stages, use = slice / stages;
+          // LAB BEGIN [hard, repeats 09 10 11]: The producer's side of the protocol for slice `slice`, as in 10 (stage
+          // LAB: and use count on across segments): mbarrier_wait<EmptyWait> on empty[stage] (stage for the watchdog)
+          // LAB: for the parity of phase use − 1; k0 = kt·block_tile_k; then the arming and the copies.
           // First use: parity 1 counts as complete.
           mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
           const int k0 = kt * block_tile_k;
+          // LAB BEGIN [easy, repeats 09 10 11]: As in 10 (09's, with a cluster): arm full[stage] for L::stage_bytes,
+          // LAB: copy this block's A box at (k0, origin.row), then its share of the B slice, boxes = L::b_boxes /
+          // LAB: cluster_size of them from rank·boxes on: by tma_load_2d_multicast to every block of the cluster (mask:
+          // LAB: cluster_size low bits), else by tma_load_2d. Count the boxes from 0 (box + rank·boxes): a loop whose
+          // LAB: bounds depend on rank costs the producer a register it does not have (ptxas spills it, and reloads it
+          // LAB: in every slice).
           // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
@@ -344,6 +357,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
               tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
                           k0);
           }
+          // LAB END
+          // LAB END
         }
       }
     }
@@ -357,6 +372,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int stage) {
+      // LAB BEGIN [easy, repeats 10 11]: As in 10: from lane 0 of each consumer warp, arrive on empty[stage] of every
+      // LAB: block of the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
       if (lane == 0) {
         if constexpr (cluster_size > 1) {
 #pragma unroll
@@ -365,6 +382,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           mbarrier_arrive(&empty[stage]);
         }
       }
+      // LAB END
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of all its accumulators, pieces
     // of one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
@@ -380,29 +398,43 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
         const int stage = slice % stages, use = slice / stages;
+        // LAB BEGIN [hard, repeats 09 10 11]: As in 10: wait until stage `stage` is full, mbarrier_wait<FullWait> on
+        // LAB: full[stage] (stage for the watchdog) for the parity of phase use.
         mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
+        // LAB END
         multiply_stage<L>(acc, a_tile(stage), b_tile(stage), consumer);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
+        // LAB BEGIN [hard, repeats 10 11]: As in 10: release the stage of the previous slice, none at the segment's
+        // LAB: first.
         if (kt > segment.k_begin) release((slice - 1) % stages);
+        // LAB END
       }
       wgmma_wait_group<0>();
       fence_registers(acc);
+      // LAB BEGIN [hard, repeats 10 11]: As in 10: release the stage of the segment's last slice.
       release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
+      // LAB END
 
       // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
       // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
       fixup.finish_segment(
           s, segment, acc,
           [&](const float(&sum)[L::accumulators]) {
+            // LAB BEGIN [easy, repeats 11]: Write a whole tile (store_accumulators_staged): this consumer's 64 rows of
+            // LAB: it.
             store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
                                          origin.col);
+            // LAB END
           },
           tile_origin,
           [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
+            // LAB BEGIN [easy, repeats 11]: Write a piece of a shared fixup (store_chunk_staged): rows `half` of the
+            // LAB: piece's tile, columns 32·chunk … .
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
+            // LAB END
           });
     }
     // The block's shared memory must outlive the copy engine's reads of it.
@@ -463,10 +495,14 @@ int resident_clusters() {
 template <class Tile>
 stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
   using L = Layout<Tile>;
+  // LAB BEGIN [easy, repeats 11]: Plan the shape as 11 does, with stream_k::plan_schedule<Tile>: its cluster tiles, its
+  // LAB: 64-wide k-slices, the resident clusters, and a slot of one partial per block and consumer warpgroup, of
+  // LAB: L::float4s float4 per thread of a warpgroup.
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
   return stream_k::plan_schedule<Tile>(ceil_div(tiles_m, L::cluster_size) * tiles_n, int(ceil_div(k, L::block_tile_k)),
                                        resident, L::cluster_size * L::consumers,
                                        L::float4s * warpgroup_threads * sizeof(float4));
+  // LAB END
 }
 
 // Bytes of workspace: the entry's partials and flags on the TMA path, else 13's padded copies.
@@ -508,11 +544,11 @@ using tile_per_shape::Work;
 // its unit, if any, then the whole tiles w, w + workers, … (11's Walk).
 Work busiest_cluster(const stream_k::Plan& plan, Strides strides) {
   Work work{};
-  // LAB BEGIN: The model's terms, from plan.schedule: the busiest worker's whole tiles (the tiles not
-  // LAB: split, over plan.workers), its units (units over the workers), a unit's slices (q, one more
-  // LAB: while rem > 0). slices = whole tiles · k_tiles + units · a unit's slices; segments = whole
-  // LAB: tiles + units (2 a unit when split is 0: an even deal may cross a tile's end); a fixup when
-  // LAB: units > 0; every slice off lines when lda or ldb is not a multiple of 64 halves.
+  // LAB BEGIN: The model's terms, from plan.schedule: the busiest worker's whole tiles (the tiles not split, over
+  // LAB: plan.workers), its units (units over the workers), a unit's slices (q, one more while rem > 0). slices = whole
+  // LAB: tiles · k_tiles + units · a unit's slices; segments = whole tiles + units (2 a unit when split is 0: an even
+  // LAB: deal may cross a tile's end); a fixup when units > 0; every slice off lines when lda or ldb is not a multiple
+  // LAB: of 64 halves.
   const Schedule& schedule = plan.schedule;
   const long long whole_per_worker = ceil_div(schedule.tiles - schedule.sk_tiles, plan.workers);
   const long long units_per_worker = schedule.units > 0 ? ceil_div(schedule.units, plan.workers) : 0;
@@ -625,8 +661,8 @@ std::size_t choose(Shape shape, Strides strides) {
   for (std::size_t i = 0; i < menu.size(); ++i) {
     const tile_per_shape::Costs* c = costs_of(menu[i]);
     if (!c) continue;
-    // LAB BEGIN [hard]: The choice: predict entry i (tile_per_shape::predict_us of its costs and its busiest
-    // LAB: cluster's work on the shape, menu[i].work); keep the cheapest, the first of equals.
+    // LAB BEGIN [hard]: The choice: predict entry i (tile_per_shape::predict_us of its costs and its busiest cluster's
+    // LAB: work on the shape, menu[i].work); keep the cheapest, the first of equals.
     const double us = tile_per_shape::predict_us(*c, menu[i].work(shape, strides));
     if (best_us < 0.0 || us < best_us) {
       best = i;
@@ -651,9 +687,10 @@ std::size_t fastest_entry(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (auto found = picks.find(key); found != picks.end()) return found->second;
   const std::vector<Entry>& menu = menu_items();
   DeviceBuffer<float> scratch(std::size_t(p.m) * p.ldc);
-  GemmProblem<__half> q = p;
-  q.c = scratch.data();
-  q.beta = 0.0f;
+  // The timings' problem: C in the scratch buffer, beta 0 (C is not read); A, B and the workspace the launch's.
+  GemmProblem<__half> q = make_problem(shape_of(p), p.alpha, 0.0f, p.a, p.b, scratch.data(), strides_of(p));
+  q.workspace = p.workspace;
+  q.workspace_bytes = p.workspace_bytes;
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
