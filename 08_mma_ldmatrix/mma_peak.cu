@@ -19,7 +19,7 @@
 #include <string>
 
 #include "cuda_check.hpp"
-#include "device_select.hpp"  // no_cuda_device()
+#include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "harness_timing.hpp"
 #include "mma_sync.cuh"
@@ -65,8 +65,7 @@ exit codes: 0 ok, 2 bad argument, 4 unsupported GPU, 5 CUDA error, 77 no CUDA de
 
 int main(int argc, char** argv) {
   using namespace worklog;
-  const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
-  const std::string program = slash ? slash + 1 : argc > 0 ? argv[0] : "mma_peak";
+  const std::string program = program_name(argc, argv, "mma_peak");
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::printf(usage, program.c_str());
@@ -75,10 +74,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: unknown argument '%s' (see --help)\n", program.c_str(), argv[i]);
     return exit_bad_argument;
   }
-  if (const auto none = no_cuda_device()) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
-    return none->exit_code;
-  }
+  if (const auto refused = refuse_without_device(program)) return *refused;
   try {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

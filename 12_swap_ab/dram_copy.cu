@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
-#include "device_select.hpp"  // no_cuda_device()
+#include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "harness_timing.hpp"
 
@@ -78,8 +78,7 @@ exit codes: 0 ok, 2 bad argument, 5 CUDA error, 77 no CUDA device
 
 int main(int argc, char** argv) {
   using namespace worklog;
-  const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
-  const std::string program = slash ? slash + 1 : argc > 0 ? argv[0] : "dram_copy";
+  const std::string program = program_name(argc, argv, "dram_copy");
   long long mib = 256;
   std::vector<GemmShape> shapes;
   for (int i = 1; i < argc; ++i) {
@@ -114,10 +113,7 @@ int main(int argc, char** argv) {
                  has_value || (arg != "--mib" && arg != "--shape") ? "" : " without its value");
     return exit_bad_argument;
   }
-  if (const auto none = no_cuda_device()) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
-    return none->exit_code;
-  }
+  if (const auto refused = refuse_without_device(program)) return *refused;
   try {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

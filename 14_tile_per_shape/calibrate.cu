@@ -28,7 +28,7 @@
 #include "14_tile_per_shape/tile_per_shape.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
-#include "device_select.hpp"  // no_cuda_device()
+#include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "harness_timing.hpp"
 
@@ -144,8 +144,7 @@ exit codes: 0 ok, 2 bad argument, 4 not compute capability 9.0, 5 CUDA error, 77
 
 int main(int argc, char** argv) {
   using namespace worklog;
-  const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
-  const std::string program = slash ? slash + 1 : argc > 0 ? argv[0] : "calibrate";
+  const std::string program = program_name(argc, argv, "calibrate");
   std::string out;
   int iters = 15;
   std::vector<Shape> explain;
@@ -186,10 +185,7 @@ int main(int argc, char** argv) {
                  has_value || (arg != "--out" && arg != "--iters" && arg != "--explain") ? "" : " without its value");
     return exit_bad_argument;
   }
-  if (const auto none = no_cuda_device()) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
-    return none->exit_code;
-  }
+  if (const auto refused = refuse_without_device(program)) return *refused;
   try {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

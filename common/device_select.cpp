@@ -1,7 +1,9 @@
 #include "device_select.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cli.hpp"  // exit codes
@@ -24,6 +26,19 @@ std::optional<Failure> no_cuda_device(int* device_count) {
                                                                                 : DeviceCount::other_error;
   return Failure{exit_no_device, no_device_reason(kind, driver, runtime, cudaGetErrorString(status),
                                                   std::getenv("CUDA_VISIBLE_DEVICES"))};
+}
+
+std::string program_name(int argc, char** argv, const char* fallback) {
+  if (argc < 1 || !argv[0]) return fallback;
+  const char* slash = std::strrchr(argv[0], '/');
+  return slash ? slash + 1 : argv[0];
+}
+
+std::optional<int> refuse_without_device(const std::string& program) {
+  const auto none = no_cuda_device();
+  if (!none) return std::nullopt;
+  std::fprintf(stderr, "%s: error: %s\n", program.c_str(), none->message.c_str());
+  return none->exit_code;
 }
 
 cudaDeviceProp select_device(int index) {

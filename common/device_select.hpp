@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <optional>
+#include <string>
 
 #include "failure.hpp"
 #include "gemm_math.hpp"
@@ -17,6 +18,12 @@ namespace worklog {
 // older than the runtime, no GPU; no_device.hpp), or nothing when there is one; *device_count, when
 // given, is set to the number of devices.
 std::optional<Failure> no_cuda_device(int* device_count = nullptr);
+// For the extra programs a step ships (08's mma_peak, 12's dram_copy, 14's calibrate): their name as
+// invoked (argv[0] without its folder, `fallback` without one), for their messages...
+std::string program_name(int argc, char** argv, const char* fallback);
+// ...and, when no CUDA device can be used, "<program>: error: <why>" on stderr and the exit code to
+// return (exit_no_device); nothing when there is a device.
+std::optional<int> refuse_without_device(const std::string& program);
 // Which device: index, or Failure (no device: no_cuda_device(); bad index: exit_bad_argument).
 cudaDeviceProp select_device(int index);
 // The one-line message and exit code when this GPU is outside the step's compute capabilities,
