@@ -7,8 +7,9 @@
 # grade (its TIME line gives the wall time of each grading):
 #   1. the reference graded against itself, every lab step this GPU supports (Hopper steps on
 #      compute capability 9.0 only), with the course's rubric but shorter timing: 100 of 100 each;
-#   2. a planted wrong solution (04 ignoring beta), with instructor cases: below the pass mark,
-#      having lost exactly the cases with beta != 0, and 02 beside it at full marks;
+#   2. a planted wrong solution (04 skipping the last k of each slice, inside its LAB region), with
+#      instructor cases: below the pass mark, having lost exactly the cases with K >= 8, and 02
+#      beside it at full marks;
 #   3. a kernel changed outside its TODO: refused (0), before anything is built;
 #   4. an unmodified release of 04: 0 correctness, no crash;
 #   the wall time of each grading: the first builds the reference (the time per class), the
@@ -97,10 +98,12 @@ if [[ " ${phases[*]} " == *" grade "* ]]; then
   python3 - "$out/bug/04_outer_product/kernel.cu" <<'PY'
 import re, sys
 text = open("04_outer_product/kernel.cu").read()
-# The bug: the write-back ignores beta, inside the store's own line (wherever the lead's rewrite puts it).
-found = re.findall(r"p\.alpha, p\.beta\)", text)
-assert len(found) == 1, "04's write-back (p.alpha, p.beta) changed: update the planted bug"
-open(sys.argv[1], "w").write(text.replace("p.alpha, p.beta)", "p.alpha, 0.0f)"))
+# The bug, inside the LAB region (a change outside it is refused before anything runs, check 3): an
+# off-by-one that skips the last k of every slice of 8, so every case with K >= 8 is wrong.
+loop = "for (int i = 0; i < block_tile_k; ++i) {"
+region = text[text.index("// LAB BEGIN"):text.index("// LAB END")]
+assert text.count(loop) == 1 and loop in region, "04's loop over the slice changed: update the planted bug"
+open(sys.argv[1], "w").write(text.replace(loop, "for (int i = 0; i + 1 < block_tile_k; ++i) {"))
 PY
   printf '# instructor cases\n333 222 111 2 0.5\n1000 1 1000 1 0 nan\n96 200 264 -1 2\n' > "$out/hidden.txt"
   grade bug --submission "$out/bug" --steps 02,04 --cases "$out/hidden.txt"
@@ -156,12 +159,12 @@ if record is None:
 else:
     cases = next(r for r in record["steps"] if r["step"] == "04_outer_product")["cases"]
     failing = [c for c in cases if c["status"] != "pass"]
-    exact = failing == [c for c in cases if c["beta"] != 0] and all(c["status"] == "fail" for c in failing)
+    exact = failing == [c for c in cases if c["k"] >= 8 and c["alpha"] != 0] and all(c["status"] == "fail" for c in failing)
     mark = record["rubric"]["pass_mark"]
     bug, other = scores["04_outer_product"].score, scores["02_block_tiling"].score
     failed += line(exact and bug < mark and other == 100,
-                   f"2. planted bug in 04 (beta ignored): {bug:g}/100, below the pass mark {mark:g}: {bug < mark}; "
-                   f"it fails {len(failing)} of {len(cases)} cases, exactly those with beta != 0: {exact}; "
+                   f"2. planted bug in 04 (the last k of each slice skipped): {bug:g}/100, below the pass mark {mark:g}: "
+                   f"{bug < mark}; it fails {len(failing)} of {len(cases)} cases, exactly those with K >= 8: {exact}; "
                    f"02 beside it {other:g}/100")
 record, scores = load("outside")
 if record is None:
