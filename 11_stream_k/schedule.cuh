@@ -347,10 +347,10 @@ class Fixup {
   static constexpr int partial_float4s = float4s * warpgroup_threads;
   static_assert(float4s % piece_float4s == 0, "piece_float4s must divide a consumer's float4s");
 
-  // This warpgroup (consumer `consumer` of block `rank`), its named barrier. The schedule (the
+  // This warpgroup (consumer `consumer` of its block), its named barrier. The schedule (the
   // kernel's parameter) comes with every call.
-  __device__ __forceinline__ Fixup(unsigned rank, int consumer, int barrier)
-      : rank_(int(rank)), consumer_(consumer), barrier_(barrier), t_(threadIdx.x % warpgroup_threads) {}
+  __device__ __forceinline__ Fixup(int consumer, int barrier)
+      : consumer_(consumer), barrier_(barrier), t_(threadIdx.x % warpgroup_threads) {}
 
   // After the K loop of a segment: a whole tile goes to C (store_tile(acc)); the unit holding slice 0
   // of a tile fixed up alone publishes, adds the others' partials and writes it; any other part of a
@@ -386,11 +386,15 @@ class Fixup {
   }
 
  private:
+  // The block's rank in its worker, read where it is used: a copy kept in a register from the start
+  // would stay live through the K loop, where the consumers have none to spare: ptxas then spills,
+  // and re-reads threadIdx in every k-slice (the K loop's SASS shows it).
+  __device__ __forceinline__ static int rank() { return blocks > 1 ? int(hopper::cluster_rank()) : 0; }
   __device__ __forceinline__ float4* partial(const Schedule& s, int slot, int half) const {
-    return s.partials + ((slot * blocks + rank_) * consumers + half) * partial_float4s;
+    return s.partials + ((slot * blocks + rank()) * consumers + half) * partial_float4s;
   }
   __device__ __forceinline__ unsigned* flag(const Schedule& s, int slot, int half) const {
-    return s.flags + (slot * blocks + rank_) * consumers + half;
+    return s.flags + (slot * blocks + rank()) * consumers + half;
   }
 
   // L2 only (__stcg): another SM reads it.
@@ -518,7 +522,7 @@ class Fixup {
     // LAB END
   }
 
-  int rank_, consumer_, barrier_, t_;
+  int consumer_, barrier_, t_;
   int pending_ = 0;  // partials of the current unit not yet published (publish)
 };
 

@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
     // pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
-    stream_k::Fixup<1, L::consumers, L::groups, 1, FlagWait> fixup(0, consumer, barrier);
+    stream_k::Fixup<1, L::consumers, L::groups, 1, FlagWait> fixup(consumer, barrier);
 
     // The ring of stages, as the producer walks it; the descriptors of stage 0 (stage s: s·stage_bytes further).
     int stage = 0, phase = 0, previous = 0;

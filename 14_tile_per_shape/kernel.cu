@@ -386,7 +386,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     };
     // The fixup protocol (schedule.cuh) for this warpgroup: partials of all its accumulators, pieces
     // of one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
-    stream_k::Fixup<cluster_size, L::consumers, L::float4s, 4, FlagWait> fixup(rank, consumer, barrier);
+    stream_k::Fixup<cluster_size, L::consumers, L::float4s, 4, FlagWait> fixup(consumer, barrier);
 
     int slice = 0;
     unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
