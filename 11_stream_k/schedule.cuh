@@ -128,6 +128,12 @@ struct Schedule {
     first = first_unit(first_tile) != last_unit(first_tile) && !fixed_up_alone(first_tile) ? first_tile : -1;
     last = last_tile != first_tile && last_unit(last_tile) != u && !fixed_up_alone(last_tile) ? last_tile : -1;
   }
+  // Whether the piece of unit u's range that ends at slice k_end of `tile` is the range's last (the
+  // walk's Segment::ends_range). The fixup asks this after the K loop rather than carrying the flag
+  // through it, where the consumers have no register to spare (ptxas spilled the flag).
+  __host__ __device__ bool ends_range(int u, long long tile, int k_end) const {
+    return u >= 0 && tile * k_tiles + k_end == begin(u + 1);
+  }
   // The pieces [first, end) of split tile `tile` that consumer warpgroup `consumer` of unit u adds
   // up and writes: the tile's `pieces` dealt out evenly over its units' `consumers` warpgroups each.
   __host__ __device__ void share(int u, long long tile, int consumer, int consumers, int pieces, int& first,
@@ -373,7 +379,7 @@ class Fixup {
       store_partial(acc, partial(s, slot, consumer_));
       pending_ |= 1 << (slot - s.slot(segment.unit, 1));
     }
-    if (segment.ends_range) {
+    if (s.ends_range(segment.unit, segment.tile, segment.k_end)) {
       publish(s, segment.unit);
       long long first, last;
       s.tiles_to_share(segment.unit, first, last);

@@ -3,23 +3,21 @@
 // Change from 12: problems whose rows TMA cannot describe (a leading dimension not a multiple of 8
 // halves, or a pointer off 16 bytes) no longer go to 08's element-wise kernel, a fraction of the
 // aligned speed: one extra column of a packed operand cost 12 (like 10 and 11) its Hopper kernel.
-//   - Pad once: the remedy PyTorch's compiler applies in front of cuBLAS (Inductor's pad_mm pass).
-//     Copy the operand once into the workspace, its leading dimension rounded up to a multiple of 8
-//     (pad_copy: 16-byte stores of funnel-shifted 16-byte loads), and hand the copy to 12's launcher
-//     (12_swap_ab/swap_ab.hpp) as an ordinary problem: the swap kernel for few rows, 11 above. The copy
-//     reads and writes the operand once: for M·N·K in the billions, a few percent (README.md: the arithmetic).
-//   - C with unaligned rows: 11 stores C by TMA and cannot take it. The swap kernel writes C with
-//     ordinary stores and takes it as it is; so for M above 12's swap, up to K = direct_c_max_k (where
-//     writing C is most of the work), the swap kernel runs at its widest tile; above it, 11 writes a
-//     padded C, which unpad_c copies out, adding beta·C.
-//   - Read in place: with few rows of A the GEMM itself is one pass over B, and a copy of B would triple
-//     its traffic. There (M ≤ in_place_max_m, B's rows unaligned) a kernel of this file reads A and B
-//     where they are: cp.async moves the aligned 16-byte chunks that cover each row, the row starts a
-//     few halves into its shared-memory row, and mma.sync fragments are read from there (12's swap, on
-//     mma.sync; the parts of K added up in a fixed order). README.md measures why it stays here.
-// One function decides a problem's route (plan_padding), for the workspace's size and the launch alike;
-// problems TMA can describe copy nothing: 12's launcher, unchanged. pad_unaligned.hpp declares what 14
-// calls. Variants (README.md's tables): the copy always, C always staged, C always by the swap kernel.
+//   - Pad once, as PyTorch's compiler does in front of cuBLAS (Inductor's pad_mm pass): copy the
+//     operand into the workspace with its leading dimension rounded up to a multiple of 8 (pad_copy:
+//     16-byte stores of funnel-shifted 16-byte loads) and hand the copy to 12's launcher (swap_ab.hpp)
+//     as an ordinary problem. The copy reads and writes the operand once (README.md: the arithmetic).
+//   - C with unaligned rows: 11 stores C by TMA and cannot take it; the swap kernel writes C with
+//     ordinary stores. For M above 12's swap, up to K = direct_c_max_k (where writing C is most of the
+//     work) the swap kernel runs at its widest tile; above it, 11 writes a padded C that unpad_c copies
+//     out, adding beta·C.
+//   - Read in place: with few rows of A the GEMM is one pass over B, which a copy would triple. There
+//     (M ≤ in_place_max_m, B's rows unaligned) a kernel of this file reads A and B where they are:
+//     cp.async moves the aligned 16-byte chunks that cover each row, and mma.sync fragments are read
+//     from a few halves into the shared row (12's swap on mma.sync; README.md: why it stays here).
+// One function decides a problem's route (plan_padding), for the workspace's size and the launch;
+// aligned problems copy nothing. pad_unaligned.hpp declares what 14 calls. Variants (README.md's
+// tables): the copy always, C always staged, C always by the swap kernel.
 
 #include <algorithm>
 #include <type_traits>
@@ -129,8 +127,7 @@ __global__ void __launch_bounds__(PadConfig::copy_threads)
   }
 }
 
-// C = padded + beta·C on the m × n of C (the padded C holds alpha·A·B, ld_padded floats a row; beta
-// == 0: C is not read). One element per thread and turn; both reads and the write coalesce.
+// C = padded + beta·C on C's m × n (padded: alpha·A·B, ld_padded floats a row; beta 0: C is not read).
 __global__ void __launch_bounds__(PadConfig::copy_threads)
     unpad_c(const float* __restrict__ padded, long long ld_padded, float* c, long long ldc, int m, int n, float beta) {
   const long long elements = (long long)m * n;
@@ -158,11 +155,10 @@ void launch_pad_copy(const __half* source, long long rows, long long cols, long 
 }
 
 // ---- In place: few rows of A, B's rows unaligned -----------------------------------------------------
-// 12's swap (Cᵀ = Bᵀ·Aᵀ, M as the instruction's n) on mma.sync, its tiles staged by cp.async from the
-// aligned 16-byte chunks that cover each unaligned row: a row then begins `shift` halves (0 … 7) into
-// its shared-memory row, and fragments are read two bytes at a time (ldmatrix needs 16-byte rows). B is
-// read once, as by 12's kernel. A block takes 128 columns of C × all M rows (M ≤ width) over one part
-// of K; the parts of a column tile are added up in a fixed order by the block that finishes last.
+// 12's swap (Cᵀ = Bᵀ·Aᵀ) on mma.sync, tiles staged by cp.async from the aligned 16-byte chunks that
+// cover each row: a row begins `shift` halves (0 … 7) into its shared row, so fragments are read two
+// bytes at a time (ldmatrix needs 16-byte rows). A block takes 128 columns × all M rows (M ≤ width)
+// over one part of K; the block that finishes a column tile's last part adds the parts in k order.
 
 template <int width>
 struct InPlaceLayout : PadConfig {
@@ -183,8 +179,8 @@ struct InPlaceLayout : PadConfig {
   static_assert(shared_bytes <= max_shared_bytes_per_block, "in_place_stages × stage_bytes must fit in 227 KiB");
 };
 
-// Stages 16-byte chunk `chunk` (from the boundary `misalignment` halves below `base`) of the `total` halves
-// at `base` into `dst`: cp.async inside them, else element by element (zeros outside; gaps never data).
+// Stages chunk `chunk` (16 bytes from the boundary `misalignment` halves below `base`) of the `total`
+// halves at `base` into `dst`: cp.async inside them, else element by element, zeros outside.
 __device__ __forceinline__ void stage_chunk(__half* dst, const __half* base, int misalignment, long long total,
                                             long long chunk) {
   const long long first = chunk * halves_per_chunk - misalignment;  // the chunk's first half, as an index of the matrix
@@ -267,9 +263,8 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
   };
 
   // The products of one stage: per k-step of 16, the Bᵀ fragments of the warp's two 16-column blocks
-  // (mma's A: element (n, k) is B[k][n], row k at its shift) and Aᵀ's of every n8 piece (mma's B:
-  // element (k, m) is A[m][k]), k past K read as zero on A's side (B's rows past K are zeros). Columns
-  // of B past N (another row's halves, or the gap) reach only columns of C past N, never stored.
+  // (mma's A: (n, k) is B[k][n], row k at its shift) and Aᵀ's of every n8 piece (mma's B: (k, m) is
+  // A[m][k]); k past K reads as zero from A. Columns of B past N reach only C's columns past N.
   auto multiply = [&](int stage, int kt) {
     const long long k0 = (long long)kt * tile_k;
     const __half* bs = b_stage(stage);
@@ -283,7 +278,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
 #pragma unroll
       for (int h = 0; h < 4; ++h) {  // rows 16ks + 2t + {0, 1, 8, 9}
         const int r = 16 * ks + 2 * t + (h & 1) + 8 * (h >> 1);
-        row_start[h] = r * L::b_pitch + b_shift(k0 + r);
+        row_start[h] = r * L::b_pitch + b_shift(r);  // k0 · ldb ≡ 0 (mod 8): the same in every slice
       }
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
@@ -296,7 +291,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
 #pragma unroll
       for (int j = 0; j < L::pieces; ++j) {
         const int m_row = 8 * j + g;
-        const __half* row = as + m_row * L::a_pitch + a_shift(m_row, k0);
+        const __half* row = as + m_row * L::a_pitch + a_shift(m_row, 0);  // likewise
         const int kk = 16 * ks + 2 * t;
         const __half zero = __ushort_as_half(0);
         unsigned b[2];
@@ -345,8 +340,8 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
       for (int j = 0; j < L::pieces; ++j) store(i, j, acc[i][j]);
     return;
   }
-  // Split in k: this part's sums to the workspace (float4 (i·pieces + j)·128 + thread), then the
-  // block that finishes the tile's last part adds every part, in the order of k, and writes C.
+  // Split in k: this part's sums to the workspace (float4 (i·pieces + j)·128 + thread); the last to
+  // finish adds every part in the order of k and writes C.
   float4* mine = partials + ((long long)tile * plan.split + part) * L::partial_float4s;
 #pragma unroll
   for (int i = 0; i < 2; ++i)
@@ -389,9 +384,10 @@ decltype(auto) with_in_place_width(int m, F&& f) {
   return f(std::integral_constant<int, 128>{});
 }
 
-// Enough parts in k for every resident block to have one (a part at least one slice, at most
-// in_place_max_split); the partials, width × 128 floats per (column tile, part), and one counter per
-// column tile. col_tiles × split < resident + col_tiles: the bound of the workspace.
+// The parts in k (1 … in_place_max_split, each at least one slice) that finish soonest: a block takes
+// its slices plus the pipeline's fill, blocks past the resident ones wait for a later wave, so the
+// split minimizes waves × (slices + stages − 1), the fewest parts on a tie. The workspace: partials
+// of width × 128 floats per (column tile, part), one counter per column tile.
 template <int width>
 InPlacePlan plan_in_place(Shape s) {
   using L = InPlaceLayout<width>;
@@ -399,8 +395,12 @@ InPlacePlan plan_in_place(Shape s) {
   InPlacePlan plan{};
   plan.col_tiles = int(ceil_div(s.n, L::in_place_tile_n));
   plan.k_tiles = int(std::max<long long>(1, ceil_div(s.k, L::in_place_tile_k)));
-  const long long wanted = ceil_div(resident, plan.col_tiles);
-  plan.split = int(std::max<long long>(1, std::min<long long>({wanted, plan.k_tiles, L::in_place_max_split})));
+  long long best = -1;
+  for (int split = 1; split <= std::min(plan.k_tiles, L::in_place_max_split); ++split) {
+    const long long waves = ceil_div((long long)plan.col_tiles * split, resident);
+    const long long time = waves * (ceil_div(plan.k_tiles, split) + L::in_place_stages - 1);
+    if (best < 0 || time < best) best = time, plan.split = split;
+  }
   if ((long long)plan.col_tiles * plan.split > 2147483647LL) throw std::length_error("too many in-place blocks");
   plan.blocks = plan.col_tiles * plan.split;
   plan.partial_bytes = plan.split > 1 ? std::size_t(plan.blocks) * L::partial_float4s * sizeof(float4) : std::size_t(0);

@@ -79,6 +79,7 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
         CHECK(stored.insert(slot).second);  // no slot holds two partials
         pending.push_back(slot);
       }
+      CHECK(s.ends_range(segment.unit, segment.tile, segment.k_end) == segment.ends_range);  // the fixup's test
       if (segment.ends_range) {
         publish();
         long long first, last;
