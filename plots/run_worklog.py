@@ -16,8 +16,8 @@ there) run at --size too, and the table gains their rows (peers.csv); a peer tha
 (--peer-python) cannot run is a row saying "not available", and not a failure.
 
 --shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
-(default: the last step of each precision, the two steps before the last, and 08_mma_ldmatrix, found by
-running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
+(default: the last step of each precision, every step from 10 on, whose figures the
+README's shapes chapter quotes, and 08_mma_ldmatrix, found by running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
 a chosen step's bounding variants after it (SHAPES_VARIANTS: 14_tile_per_shape's best_of_menu, one
 more process), then each peer likewise; and writes shapes.csv, shapes.md and the charts
@@ -88,6 +88,10 @@ SHAPES_PUBLISHED = ("shapes.csv", "shapes.md", "shapes_squares.png", "shapes_llm
 SHAPES_VARIANTS = {"14_tile_per_shape": ("best_of_menu",)}
 PROBE_SIZE = 64  # the tiny run that tells a step's precision and whether this GPU runs it
 PORTABLE_STEP = "08_mma_ldmatrix"  # the fastest step that is not Hopper-only: always in the shapes run
+# The shapes chapter's first step, by number: README.md's shapes chapter quotes every step from here on
+# (10's cluster tiles, 11's stream-K, 12's swapped operands, 13's padding, 14's menu), so the default
+# run has each of them that the build has.
+SHAPES_FROM = 10
 PEERS = {"torch": "torch.matmul", "triton": "Triton"}  # peers.py --engine, and the engine's name
 
 
@@ -147,7 +151,7 @@ def parse_args(argv):
                         help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
     parser.add_argument("--steps", type=comma_list,
                         help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
-                             f"last step of each precision, the two before the last, and {PORTABLE_STEP}")
+                             f"last step of each precision, every step from {SHAPES_FROM:02d} on, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
                         help="the Python that runs plots/peers.py (default: this one)")
@@ -334,10 +338,10 @@ def worklog_peers(args, failed, folder):
 
 
 def chosen_steps(args, steps, unsupported):
-    """The steps of the shapes run: those --steps names, else the last step of each precision, the
-    two steps before the last of the tensor-core precision (so that the newest step is seen beside
-    the ones it improves on: the shapes chapter's steps each build on the one before), and PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot
-    run are left out); newest first."""
+    """The steps of the shapes run: those --steps names, else the last step of each precision, every
+    step from SHAPES_FROM on (the shapes chapter's steps, each building on the one before), and
+    PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot run are left out); newest
+    first."""
     if args.steps is not None:
         chosen = []
         for token in args.steps:
@@ -362,8 +366,7 @@ def chosen_steps(args, steps, unsupported):
     precision = {r["step"]: r["precision"] for r in rows}
     last = {precision[s]: s for s in steps if s in precision}
     chosen = set(last.values()) | ({PORTABLE_STEP} if PORTABLE_STEP in precision else set())
-    newest = [s for s in steps if s in precision and precision[s] == precision[steps[-1]]] if steps[-1] in precision else []
-    chosen |= set(newest[-3:])  # the newest step of the last precision and the two before it
+    chosen |= {s for s in steps if s in precision and s[:2].isdigit() and int(s[:2]) >= SHAPES_FROM}
     return sorted(chosen, key=steps.index, reverse=True)
 
 

@@ -516,21 +516,21 @@ class ShapesModeTest(unittest.TestCase):
     def test_default_steps_cublas_peers_and_publish(self):
         code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--publish", self.root / "plots" / "results")
         self.assertEqual((code, stderr), (0, ""), stdout)
-        # Every step once on a tiny shape (its precision), then the last of each precision, the two
-        # before the last (09 and 08, beside 10), and 08.
+        # Every step once on a tiny shape (its precision), then the last of each precision (10 and 04),
+        # every step from 10 on (10 here) and 08.
         self.assertIn("[probe 1/6] 01_naive 64x64x64\n", stdout)
         self.assertNotIn("fake 01_naive 64", stdout)  # the probes' own output is not shown
         self.assertIn("run_worklog: 7 shapes (8 corpus lines, ", stdout)
-        self.assertIn("with 10_persistent_clusters, 09_wgmma_tma, 08_mma_ldmatrix, 04_outer_product, cuBLAS, "
+        self.assertIn("with 10_persistent_clusters, 08_mma_ldmatrix, 04_outer_product, cuBLAS, "
                       "torch.matmul, Triton", stdout)
-        self.assertIn("[shapes 1/4] 10_persistent_clusters 7 shapes\n", stdout)
-        self.assertIn("[shapes 4/4] 04_outer_product 7 shapes\n", stdout)
+        self.assertIn("[shapes 1/3] 10_persistent_clusters 7 shapes\n", stdout)
+        self.assertIn("[shapes 3/3] 04_outer_product 7 shapes\n", stdout)
         self.assertIn("[peers 1/2] torch.matmul 7 shapes\n", stdout)
         self.assertIn("run_worklog: Triton not available: Triton is not installed for fake (no module named "
                       "'triton')\n", stdout)
         shape_calls = [c for c in self.calls() if "--shapes" in c]
         self.assertEqual([c.split()[0] for c in shape_calls],
-                         ["10_persistent_clusters", "09_wgmma_tma", "08_mma_ldmatrix", "04_outer_product"])
+                         ["10_persistent_clusters", "08_mma_ldmatrix", "04_outer_product"])
         self.assertIn("--warmup 1 --iters 10 --time-cap 100 --csv", shape_calls[0])
         peer_calls = (self.root / "peers.log").read_text().splitlines()
         self.assertEqual(len(peer_calls), 2)
@@ -538,9 +538,9 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("--warmup 1 --iters 10 --time-cap 100", peer_calls[0])
         rows = shape_results.load(self.out / "shapes.csv")
         engines = [e for e, _, _ in shape_results.engines(rows)]
-        self.assertEqual(engines, ["10_persistent_clusters", "09_wgmma_tma", "08_mma_ldmatrix", "04_outer_product", "torch.matmul",
+        self.assertEqual(engines, ["10_persistent_clusters", "08_mma_ldmatrix", "04_outer_product", "torch.matmul",
                                    "Triton", "cuBLAS GemmEx FP16→FP32", "cuBLAS SGEMM"])
-        self.assertEqual(len(rows), 8 * 8)  # every engine × every corpus line
+        self.assertEqual(len(rows), 7 * 8)  # every engine × every corpus line
         self.assertEqual({r["check"] for r in rows if r["engine"] == "Triton"}, {"not available"})
         torch_rows = [r for r in rows if r["engine"] == "torch.matmul"]
         self.assertEqual({r["pct_cublas"] for r in torch_rows}, {4.0})
