@@ -17,7 +17,9 @@
 //     element is taken in the same order in every run, so results are bitwise reproducible: no
 //     atomics, no order that depends on who finishes first.
 //   - The schedule, the rule and the fixup protocol live in schedule.cuh beside this file, written
-//     once for this step and the next (12 includes it); this file holds the kernel that walks them.
+//     once for this step and the next (12 includes it). The kernel that walks them is
+//     stream_k_kernel.cuh, also beside it: a template over the configuration below, which 14
+//     instantiates with other tiles. This file holds the configuration, the variants and the launch.
 //   - The rule (Config::decomposition, README.md derives and measures it): whole waves of tiles stay
 //     data-parallel (10's schedule, no fixup); each of the r remaining tiles is cut into ⌊clusters /
 //     r⌋ equal k-parts, one unit each, aligned across tiles so that the units running at the same
@@ -38,24 +40,17 @@
 #include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "11_stream_k/schedule.cuh"
 #include "11_stream_k/stream_k.hpp"
-#include "hopper.cuh"
-#include "kernel_utils.cuh"
+#include "11_stream_k/stream_k_kernel.cuh"
 #include "step.hpp"
-#include "swizzle.hpp"
-#include "tensor_map.hpp"
-#include "watchdog.cuh"
 
 namespace worklog {
 namespace {
 
-using namespace hopper;
 using stream_k::Decomposition;
-using stream_k::Schedule;
-using stream_k::Segment;
-using stream_k::Walk;
 
 // ---- Configuration ------------------------------------------------------------------------------
-// One knob a line; README.md says how each value was chosen.
+// One knob a line; README.md says how each value was chosen. stream_k_kernel.cuh's Layout derives the
+// rest and checks each knob.
 struct Config {
   static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
   static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
@@ -63,7 +58,7 @@ struct Config {
   static constexpr int stages = 4;                // 4 × 48 KiB: three slices in flight while one is multiplied
   static constexpr int group_rows = 8;            // grouped tile order: tile rows per group, as in 07 to 09
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
-  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (see Layout)
+  static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
   static constexpr Decomposition decomposition = Decomposition::hybrid;  // schedule.cuh: the rule
@@ -72,433 +67,7 @@ struct Config {
   static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
 };
 
-// What the configuration implies, and the checks that name the knob at fault.
-template <class Config>
-struct Layout : Config {
-  static constexpr int consumers = Config::block_tile_m / wgmma_m;  // consumer warpgroups, one per 64 rows
-  static constexpr int threads = warpgroup_threads * (1 + consumers);
-  static constexpr int a_tile_bytes = Config::block_tile_m * Config::block_tile_k * 2;
-  static constexpr int b_box_bytes = Config::block_tile_k * swizzle_halves * 2;  // one TMA box of B: 64 columns
-  static constexpr int b_boxes = Config::block_tile_n / swizzle_halves;
-  static constexpr int stage_bytes = a_tile_bytes + b_boxes * b_box_bytes;
-  static constexpr int warps_per_consumer = warpgroup_threads / 32;
-  // The staged write-back: each consumer writes its 64 × 256 FP32 part of C in chunks of 64 rows × 32
-  // columns (one 128-byte swizzled row each), through c_buffers buffers of its own.
-  static constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
-  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;       // 8 KiB
-  static constexpr int c_staging_bytes = consumers * Config::c_buffers * c_chunk_bytes;
-  // The fixup (schedule.cuh): a consumer's partial sum is its 128 accumulators per thread, 64 × 256
-  // FP32 (64 KiB), 32 float4 per thread; a piece is one chunk of 32 columns, float4s 4c … 4c+3.
-  static constexpr int chunks = wgmma_n / c_chunk_cols;  // 8 chunks per consumer's rows
-  // Stages, the C staging buffers, then the 2·stages barriers, plus slack to align the start to a
-  // swizzle atom.
-  static constexpr int shared_bytes =
-      Config::stages * stage_bytes + c_staging_bytes + 2 * Config::stages * 8 + swizzle_atom_bytes;
-
-  static_assert(Config::block_tile_m % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
-                "block_tile_m must be 64 or 128: one or two consumer warpgroups of 64 rows");
-  static_assert(Config::block_tile_n == wgmma_n, "block_tile_n must be 256, the n of the wgmma used");
-  static_assert(Config::block_tile_k == swizzle_halves, "block_tile_k must be 64: one 128-byte swizzled row of A");
-  static_assert(Config::stages >= 2, "stages must be at least 2 for copies to overlap products");
-  static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
-  static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
-  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2,
-                "cluster_size must be 1 or 2 (blocks sharing B)");
-  static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
-  static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
-  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
-  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
-  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
-  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
-  static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <=
-                    launch_registers,
-                "producer_registers and consumer_registers must fit the registers the block gets at launch");
-  static_assert(stream_k::check_policy<Config>());
-};
-
-// ---- Descriptors ----------------------------------------------------------------------------------
-
-// A shared-memory matrix descriptor for a tile stored with the 128-byte swizzle that TMA wrote
-// (hopper.cuh: rows of 128 bytes in 1024-byte atoms, which must start 1024-byte aligned). Fields,
-// in 16-byte units: start address (bits 0-13), leading-dimension byte offset (16-29),
-// stride-dimension byte offset (32-45); swizzle mode 1 = 128 B (bits 62-63). What the two offsets
-// mean depends on the operand's major-ness (README.md):
-//   K-major (A here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
-//   MN-major (B here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
-//                      one 64-element-wide column block to the next.
-__device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std::uint32_t leading_bytes,
-                                                           std::uint32_t stride_bytes) {
-  return std::uint64_t((shared_address(tile) & 0x3FFFF) >> 4) | std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16 |
-         std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32 | std::uint64_t(1) << 62;
-}
-
-// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64n256k16,
-// each this warpgroup's 64 rows of the A tile (K-major, 128-byte swizzled rows of 64 k) times 16 rows
-// of the B tile (MN-major: 64-column boxes of 128-byte rows, b_box_bytes apart), into acc. The
-// caller commits the group and waits for it.
-template <int block_tile_k, int b_box_bytes>
-__device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned char* a_tile,
-                                               const unsigned char* b_tile, int consumer) {
-  wgmma_fence();
-  fence_registers(acc);
-#pragma unroll
-  for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
-    // A: this consumer's 64 rows (64 · 128 bytes further), k-step kk 32 bytes into each row; the
-    // leading offset is unused with this swizzle, the stride is one 8-row atom.
-    const std::uint64_t a_desc =
-        matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
-    // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
-    // 64-column box to the next, the stride one atom of 8 k-rows.
-    const std::uint64_t b_desc =
-        matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
-    wgmma_m64n256k16(acc, a_desc, b_desc);
-  }
-}
-
-// ---- Write back -----------------------------------------------------------------------------------
-
-// Writes one 64 × 32 chunk of C's values, alpha·v + beta·C (rows row0 … +63, columns col0 … +31),
-// into a swizzled staging buffer. v is in wgmma's accumulator layout for 4 groups of 8 columns: warp
-// w of the warpgroup holds rows 16w … 16w+15; in group jj, lane l holds columns 8jj + 2(l % 4) + {0,
-// 1} of row 16w + l/4 (v[4jj], v[4jj+1]) and of the row 8 below (v[4jj+2], v[4jj+3]). reads_c
-// (beta ≠ 0) is a template parameter so that the usual beta = 0 pays nothing for C: no 64-bit
-// addresses, bounds or predicated loads, only the products and the stores into the buffer.
-template <class L, bool reads_c>
-__device__ __forceinline__ void stage_chunk(const float (&v)[16], const GemmProblem<__half>& p, unsigned char* buffer,
-                                            long long row0, long long col0) {
-  const int t = threadIdx.x % warpgroup_threads, warp = t / 32, lane = t % 32;
-#pragma unroll
-  for (int jj = 0; jj < L::c_chunk_cols / 8; ++jj) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = warp * 16 + lane / 4 + half * 8, col = jj * 8 + 2 * (lane % 4);
-      float2 value = make_float2(p.alpha * v[4 * jj + 2 * half], p.alpha * v[4 * jj + 2 * half + 1]);
-      if constexpr (reads_c) {
-        const long long c_row = row0 + row, c_col = col0 + col;
-        if (c_row < p.m && c_col < p.n) {  // N a multiple of 4 on this path: c_col + 1 < N too
-          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.ldc + c_col);
-          value.x += p.beta * old.x;
-          value.y += p.beta * old.y;
-        }
-      }
-      // The 128-byte swizzle TMA expects (hopper.cuh): 16-byte chunk k of row r at chunk k ^ (r % 8).
-      const int byte = col * 4;
-      const int swizzled = swizzled_chunk(row, byte / 16, swizzle_bytes / 16) * 16 + byte % 16;
-      *reinterpret_cast<float2*>(buffer + row * swizzle_bytes + swizzled) = value;
-    }
-  }
-}
-
-// The staged write-back of one 64 × 32 chunk of C (rows row0 … +63, columns col0 … +31): alpha·v +
-// beta·C (beta == 0: C is not read). The chunk goes into one of the warpgroup's c_buffers swizzled
-// buffers with ordinary stores, then one thread hands it to the copy engine (TMA store), which
-// writes only what lies inside C. The warpgroup does not wait for the global writes: they drain
-// while it goes on. A buffer is reused only once the store issued from it c_buffers chunks earlier
-// has finished reading it (`stored` counts the chunks).
-template <class L>
-__device__ __forceinline__ void store_chunk_staged(const float (&v)[16], const GemmProblem<__half>& p,
-                                                   const CUtensorMap& c_map, unsigned char* buffers, unsigned& stored,
-                                                   int warpgroup_barrier, long long row0, long long col0) {
-  const bool elected = threadIdx.x % warpgroup_threads == 0;
-  unsigned char* buffer = buffers + (stored % L::c_buffers) * L::c_chunk_bytes;
-  if (elected) bulk_store_wait_read<L::c_buffers - 1>();
-  named_barrier_sync<warpgroup_threads>(warpgroup_barrier);  // the buffer is free for every thread
-  // Two copies of the loop, one per case, chosen once per chunk (10's compiler made the same split
-  // by itself in its loop over the chunks of a tile; this function, called per chunk, it kept whole,
-  // with a load of C to predicate off for each of the thread's 8 pairs of values).
-  if (p.beta != 0.0f)
-    stage_chunk<L, true>(v, p, buffer, row0, col0);
-  else
-    stage_chunk<L, false>(v, p, buffer, row0, col0);
-  fence_proxy_async_shared();  // these ordinary stores, then the copy engine reads them
-  named_barrier_sync<warpgroup_threads>(warpgroup_barrier);
-  if (elected) {
-    tma_store_2d(c_map, buffer, int(col0), int(row0));
-    bulk_store_commit();
-  }
-  ++stored;
-}
-
-// One consumer's whole 64 × 256 result (rows row0 … +63, columns col0 … +255), chunk by chunk.
-template <class L>
-__device__ __forceinline__ void store_accumulators_staged(const float (&acc)[128], const GemmProblem<__half>& p,
-                                                          const CUtensorMap& c_map, unsigned char* buffers,
-                                                          unsigned& stored, int consumer, long long row0,
-                                                          long long col0) {
-#pragma unroll
-  for (int chunk = 0; chunk < L::chunks; ++chunk) {
-    float v[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) v[i] = acc[16 * chunk + i];
-    store_chunk_staged<L>(v, p, c_map, buffers, stored, 1 + consumer, row0, col0 + chunk * L::c_chunk_cols);
-  }
-}
-
-// What the watchdog says when a wait never ends (watchdog.cuh).
-struct FullWait {
-  static constexpr WaitSite site{
-      "11_stream_k", "consumer", "full",
-      "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
-      "TMA boxes issued?"};
-};
-struct EmptyWait {
-  static constexpr WaitSite site{
-      "11_stream_k", "producer", "empty",
-      "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
-      "every block, as its count at init says?"};
-};
-struct FlagWait {
-  static constexpr WaitSite site{
-      "11_stream_k", "consumer", "flags",
-      "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
-      "does every unit publish its partials before it waits for others', are all clusters resident?"};
-};
-
-// ---- The kernel -----------------------------------------------------------------------------------
-
-template <class Config>
-__global__ void __launch_bounds__(Layout<Config>::threads, 1)
-    stream_k_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                  const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmProblem<__half> p,
-                  const __grid_constant__ Schedule s) {
-  using L = Layout<Config>;
-  constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
-  constexpr int stages = L::stages, cluster_size = L::cluster_size;
-  extern __shared__ unsigned char shared_raw[];
-  // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
-  unsigned char* shared =
-      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
-                                       ~std::uintptr_t(swizzle_atom_bytes - 1));
-  auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
-  auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
-  unsigned char* c_staging = shared + stages * L::stage_bytes;  // 1024-byte aligned, as the swizzle needs
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(c_staging + L::c_staging_bytes);
-  std::uint64_t* empty = full + stages;
-
-  // A cluster computes a "cluster tile" of cluster_size block tiles stacked vertically, and walks
-  // the schedule's segments (both blocks of a cluster the same ones: they share copies), even where
-  // one of them lies below C. Tile t is the t-th in grouped order.
-  const std::uint32_t rank = cluster_size > 1 ? cluster_rank() : 0;
-  const int tiles_m = int(ceil_div(p.m, block_tile_m)), tiles_n = int(ceil_div(p.n, block_tile_n));
-  const int cluster_rows = int(ceil_div(tiles_m, cluster_size));
-  const int cluster = blockIdx.x / cluster_size, clusters = gridDim.x / cluster_size;
-  auto tile_origin = [&](long long t) {
-    const TileIndex tile = grouped_tile(t, cluster_rows, tiles_n, L::group_rows);
-    return TileOrigin{(long long)(tile.row * cluster_size + int(rank)) * block_tile_m,
-                      (long long)tile.col * block_tile_n};
-  };
-
-  // LAB BEGIN [hard, repeats 09 10]: The barriers, as in 10: thread 0 alone initializes, for each stage, full[stage]
-  // LAB: for 1 arrival (the local producer's arming) and empty[stage] for every consumer warp of the cluster
-  // LAB: (L::consumers · L::warps_per_consumer · cluster_size); then fence_barrier_init.
-  if (threadIdx.x == 0) {
-    for (int stage = 0; stage < stages; ++stage) {
-      mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
-      mbarrier_init(&empty[stage],
-                    L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
-    }
-    fence_barrier_init();
-  }
-  // LAB END
-  // No block may copy into, or arrive on, a peer's barriers before the peer has initialized them.
-  if constexpr (cluster_size > 1) {
-    cluster_arrive();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
-
-  const int warpgroup = threadIdx.x / warpgroup_threads;
-  if (warpgroup == 0) {
-    // ---- Producer: copies for every segment of the walk, `stages` slices ahead of the consumers ---
-    setmaxnreg_decrease<Config::producer_registers>();
-    if (threadIdx.x == 0) {
-      int slice = 0;  // slices copied so far, over all segments: stage = slice % stages
-      Segment segment;
-      for (Walk walk(s, cluster, clusters); walk.next(segment);) {
-        const TileOrigin origin = tile_origin(segment.tile);
-        for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-          const int stage = slice % stages, use = slice / stages;
-          // LAB BEGIN [hard, repeats 09 10]: The producer's side of the protocol for slice `slice`, as in 10 (stage
-          // LAB: and use count on across segments): mbarrier_wait<EmptyWait> on empty[stage] (stage for the watchdog)
-          // LAB: for the parity of phase use − 1; k0 = kt·block_tile_k; then the arming and the copies.
-          // First use: parity 1 counts as complete.
-          mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
-          const int k0 = kt * block_tile_k;
-          // LAB BEGIN [easy, repeats 09 10]: As in 10 (09's, with a cluster): arm full[stage] for L::stage_bytes,
-          // LAB: copy this block's A box at (k0, origin.row), then its share of the B slice, boxes = L::b_boxes /
-          // LAB: cluster_size of them from rank·boxes on: by tma_load_2d_multicast to every block of the cluster
-          // LAB: (mask: cluster_size low bits), else by tma_load_2d.
-          // LAB: Count the boxes from 0 (box + rank·boxes): a loop whose bounds depend on rank costs the producer a
-          // LAB: register it does not have (ptxas spills it, and reloads it in every slice).
-          // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
-          // copy this block's A box, then its share of the B slice, multicast to the cluster.
-          mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
-          tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
-          // This block's boxes are rank·boxes … +boxes−1. The loop counts them from 0: a constant
-          // trip count, fully unrolled. With bounds that depend on rank (10's form), the loop's end
-          // was one more value kept across the whole walk, which the producer's 40 registers did not
-          // hold: ptxas spilled it and reloaded it (LDL) in every slice.
-          constexpr int boxes = L::b_boxes / cluster_size;  // per block
-#pragma unroll
-          for (int box = 0; box < boxes; ++box) {
-            const int j = int(rank) * boxes + box;
-            if constexpr (cluster_size > 1)
-              tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
-                                    int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
-            else
-              tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
-                          k0);
-          }
-          // LAB END
-          // LAB END
-        }
-      }
-    }
-  } else {
-    // ---- Consumers: for each segment, the K loop of step 09, then the write-back or the fixup -----
-    setmaxnreg_increase<Config::consumer_registers>();
-    const int consumer = warpgroup - 1;  // rows consumer·64 … +63 of the block tile
-    const int t = threadIdx.x % warpgroup_threads, lane = threadIdx.x % 32;
-    const int barrier = 1 + consumer;  // this warpgroup's named barrier
-    unsigned char* buffers = c_staging + consumer * L::c_buffers * L::c_chunk_bytes;
-    // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
-    // cluster (its own included): the producers of all of them write into this stage.
-    auto release = [&](int stage) {
-      // LAB BEGIN [easy, repeats 10]: As in 10: from lane 0 of each consumer warp, arrive on empty[stage] of every
-      // LAB: block of the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
-      if (lane == 0) {
-        if constexpr (cluster_size > 1) {
-#pragma unroll
-          for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[stage], r);
-        } else {
-          mbarrier_arrive(&empty[stage]);
-        }
-      }
-      // LAB END
-    };
-    // The fixup protocol (schedule.cuh) for this warpgroup: partials of 32 float4 a thread, pieces of
-    // one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
-    stream_k::Fixup<cluster_size, L::consumers, 32, 4, FlagWait> fixup(consumer, barrier);
-
-    int slice = 0;
-    unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
-    float acc[128];
-    Segment segment;
-    for (Walk walk(s, cluster, clusters); walk.next(segment);) {
-      const TileOrigin origin = tile_origin(segment.tile);
-#pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-      for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-        const int stage = slice % stages, use = slice / stages;
-        // LAB BEGIN [hard, repeats 09 10]: As in 10: wait until stage `stage` is full, mbarrier_wait<FullWait> on
-        // LAB: full[stage] (stage for the watchdog) for the parity of phase use.
-        mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
-        // LAB END
-        multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(stage), b_tile(stage), consumer);
-        wgmma_commit_group();
-        wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
-        fence_registers(acc);
-        // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the previous slice, none at the segment's first.
-        if (kt > segment.k_begin) release((slice - 1) % stages);
-        // LAB END
-      }
-      wgmma_wait_group<0>();
-      fence_registers(acc);
-      // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the segment's last slice.
-      release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
-      // LAB END
-
-      // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
-      // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
-      fixup.finish_segment(
-          s, segment, acc,
-          [&](const float(&sum)[128]) {
-            // LAB BEGIN: Write a whole tile (store_accumulators_staged): this consumer's 64 rows of it.
-            store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
-                                         origin.col);
-            // LAB END
-          },
-          tile_origin,
-          [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
-            // LAB BEGIN: Write a piece of a shared fixup (store_chunk_staged): rows `half` of the piece's tile,
-            // LAB: columns 32·chunk … .
-            store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
-                                  piece.col + chunk * L::c_chunk_cols);
-            // LAB END
-          });
-    }
-    // The block's shared memory must outlive the copy engine's reads of it.
-    if (t == 0) bulk_store_wait_all();
-  }
-
-  // No block may leave while a peer can still copy into its shared memory or arrive on its barriers.
-  if constexpr (cluster_size > 1) {
-    cluster_arrive();
-    cluster_wait();
-  }
-}
-
 // ---- Launch -----------------------------------------------------------------------------------------
-
-// TMA needs A's and B's base and row stride 16-byte aligned (lda and ldb multiples of 8), and so does
-// the TMA store of C (ldc a multiple of 4 floats); the store also writes whole 16-byte chunks, so a
-// row of C must end on one (N a multiple of 4, as in 10). Other problems go to 08's kernel.
-bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float)) &&
-         p.n % 4 == 0;
-}
-
-template <class Variant>
-cudaLaunchConfig_t launch_configuration(cudaLaunchAttribute& cluster, cudaStream_t stream) {
-  using L = Layout<Variant>;
-  cudaLaunchConfig_t config{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = L::cluster_size;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(L::threads);
-  config.dynamicSmemBytes = L::shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return config;
-}
-
-// As many clusters as can be resident at once (read from the device: SM count, and how clusters fit
-// into its GPCs). Every unit must be resident: a unit waits for others' partials.
-template <class Variant>
-int resident_clusters() {
-  static const int count = [] {
-    using L = Layout<Variant>;
-    constexpr auto kernel = stream_k_gemm<Variant>;
-    allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    cudaLaunchAttribute cluster{};
-    cudaLaunchConfig_t config = launch_configuration<Variant>(cluster, 0);
-    config.gridDim = dim3(L::cluster_size);
-    int clusters = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    if (clusters < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
-    return clusters;
-  }();
-  return count;
-}
-
-// The schedule of a shape on `resident` clusters (schedule.cuh): cluster tiles of cluster_size block
-// tiles stacked vertically; a slot holds one 64 KiB partial per block of the cluster and consumer.
-template <class Variant>
-stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
-  using L = Layout<Variant>;
-  // LAB BEGIN: Plan the shape with stream_k::plan_schedule<Variant>: its cluster tiles (cluster_size block
-  // LAB: tiles stacked vertically, over the columns' tiles), its 64-wide k-slices, the resident clusters, and a
-  // LAB: slot of one partial per block and consumer warpgroup, 32 float4 per thread of a warpgroup.
-  const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
-  return stream_k::plan_schedule<Variant>(ceil_div(tiles_m, L::cluster_size) * tiles_n,
-                                          int(ceil_div(k, L::block_tile_k)), resident, L::cluster_size * L::consumers,
-                                          32 * warpgroup_threads * sizeof(float4));
-  // LAB END
-}
 
 // Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer), 256
 // KiB and 16 bytes per slot with clusters of 2. The step (aligned parts): one slot per unit, at most
@@ -507,32 +76,14 @@ stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
 // variant): tiles · s slots, which grows with the shape. None where the strides send the problem to 08.
 template <class Variant>
 std::size_t workspace_bytes(Shape shape, Strides strides) {
-  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0 || strides.ldc % 4 != 0 || shape.n % 4 != 0) return 0;
-  const stream_k::Plan plan = plan_schedule<Variant>(shape.m, shape.n, shape.k, resident_clusters<Variant>());
-  return plan.partial_bytes + plan.flag_bytes;
+  return stream_k::tma_strides_possible(shape, strides) ? stream_k::tma_workspace_bytes<Variant>(shape) : 0;
 }
 
+// The kernel where TMA can describe A, B and C; 08's kernel for the other problems.
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  using L = Layout<Variant>;
-  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
-  constexpr auto kernel = stream_k_gemm<Variant>;
-  arm_watchdog();
-  stream_k::Plan plan = plan_schedule<Variant>(p.m, p.n, p.k, resident_clusters<Variant>());
-  stream_k::attach_workspace(plan, p, "11_stream_k");
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t config = launch_configuration<Variant>(cluster, stream);
-  config.gridDim = dim3(unsigned(plan.workers * L::cluster_size));
-  // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
-                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
-                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
-  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
-                                               L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, plan.schedule));
-  WORKLOG_CHECK_LAUNCH();
+  if (!stream_k::tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  stream_k::launch_tma<Variant>(p, stream, "11_stream_k");
 }
 
 // Variants, for the README's tables: other decompositions, the fixup by one unit, no clusters.

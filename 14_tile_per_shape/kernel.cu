@@ -2,11 +2,11 @@
 //
 // Change from 13: the Hopper kernel is a family. Steps 09 to 13 run one block tile, 128 × 256 (12:
 // its swapped widths); a library runs many, and picks one per shape.
-//   - 11's kernel, copied here with its tile made a template parameter: 64 or 128 rows (one 64-row
-//     consumer warpgroup per wgmma_m, one or two of them), 64 to 256 columns (the wgmma's n, a
-//     multiple of 64: one 64-column TMA box of B each), clusters of one or two blocks, and as many
-//     pipeline stages as shared memory holds for that tile. The schedule is 11's (schedule.cuh,
-//     included), so every entry splits the tiles of its own last wave by 11's rule.
+//   - 11's kernel (stream_k_kernel.cuh, a template over its configuration) with other tiles: 64 or
+//     128 rows (one 64-row consumer warpgroup per wgmma_m, one or two of them), 64 to 256 columns
+//     (the wgmma's n, a multiple of 64: one 64-column TMA box of B each), clusters of one or two
+//     blocks, and as many pipeline stages as shared memory holds for that tile. The schedule is 11's
+//     too (schedule.cuh), so every entry splits the tiles of its own last wave by 11's rule.
 //   - The menu: a list of instantiations, each one line (menu_items below), each a variant of the step.
 //   - The choice: a model predicts each entry's time on the shape from the work of its busiest
 //     cluster under 11's plan (slices: whole waves, then its part of a split last wave; segments: a
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "11_stream_k/schedule.cuh"
+#include "11_stream_k/stream_k_kernel.cuh"
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/tile_per_shape.hpp"
@@ -37,7 +38,6 @@
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
-#include "swizzle.hpp"
 #include "tensor_map.hpp"
 #include "watchdog.cuh"
 
@@ -47,8 +47,6 @@ namespace {
 using namespace hopper;
 using stream_k::Decomposition;
 using stream_k::Schedule;
-using stream_k::Segment;
-using stream_k::Walk;
 
 // ---- Configuration ------------------------------------------------------------------------------
 // The knobs every entry of the menu shares, one a line; an entry (Tile) adds its tile and cluster.
@@ -64,476 +62,36 @@ struct Common {
   static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one (11)
 };
 
-// One entry of the menu: rows × cols block tiles, cluster blocks stacked vertically sharing B.
+// One entry of the menu: rows × cols block tiles, cluster blocks stacked vertically sharing B. 11's
+// Layout (stream_k_kernel.cuh) derives the rest and checks each knob.
 template <int rows, int cols, int cluster>
 struct Tile : Common {
   static constexpr int block_tile_m = rows;     // 64 per consumer warpgroup
   static constexpr int block_tile_n = cols;     // the wgmma's n
   static constexpr int cluster_size = cluster;  // blocks on vertically adjacent tiles share each B slice
+  // As many stages as fit beside the C staging buffers (at most max_stages), and every register the
+  // producer leaves to the consumers (at most 232).
+  static constexpr int stages = stream_k::stages_that_fit(rows, cols, Common::c_buffers, Common::max_stages);
+  static constexpr int consumer_registers = stream_k::consumer_registers_left(rows, Common::producer_registers);
 };
 
-// What a tile implies, and the checks that name the knob at fault.
-template <class Config>
-struct Layout : Config {
-  static constexpr int consumers = Config::block_tile_m / wgmma_m;  // consumer warpgroups, one per 64 rows
-  static constexpr int threads = warpgroup_threads * (1 + consumers);
-  static constexpr int a_tile_bytes = Config::block_tile_m * Config::block_tile_k * 2;
-  static constexpr int b_box_bytes = Config::block_tile_k * swizzle_halves * 2;  // one TMA box of B: 64 columns
-  static constexpr int b_boxes = Config::block_tile_n / swizzle_halves;
-  static constexpr int stage_bytes = a_tile_bytes + b_boxes * b_box_bytes;
-  static constexpr int warps_per_consumer = warpgroup_threads / 32;
-  // A consumer's accumulators: its 64 rows × block_tile_n FP32, block_tile_n / 2 per thread, written
-  // back (and fixed up) in chunks of 64 rows × 32 columns, 16 per thread (4 float4).
-  static constexpr int accumulators = Config::block_tile_n / 2;
-  static constexpr int float4s = accumulators / 4;
-  static constexpr int c_chunk_cols = swizzle_bytes / sizeof(float);  // 32
-  static constexpr int c_chunk_bytes = wgmma_m * swizzle_bytes;       // 8 KiB
-  static constexpr int chunks = Config::block_tile_n / c_chunk_cols;
-  static constexpr int c_staging_bytes = consumers * Config::c_buffers * c_chunk_bytes;
-  // Shared memory: the stages (as many as fit beside the C staging buffers, at most max_stages), the
-  // staging buffers, the 2·stages barriers, and slack to align the start to a swizzle atom.
-  static constexpr int stages_that_fit =
-      (max_shared_bytes_per_block - c_staging_bytes - swizzle_atom_bytes) / (stage_bytes + 16);
-  static constexpr int stages = stages_that_fit < Config::max_stages ? stages_that_fit : Config::max_stages;
-  static constexpr int shared_bytes = stages * stage_bytes + c_staging_bytes + 2 * stages * 8 + swizzle_atom_bytes;
-  // setmaxnreg moves registers between the warpgroups within what the block got at launch (11's Layout
-  // says why): the consumers take what the producer leaves, in steps of 8, at most 232.
-  static constexpr int registers_per_lane = 65536 / threads / 8 * 8 * (1 + consumers);
-  static constexpr int consumer_share = (registers_per_lane - Config::producer_registers) / consumers / 8 * 8;
-  static constexpr int consumer_registers = consumer_share < 232 ? consumer_share : 232;
-
-  // Three or four consumers (192 or 256 rows) leave each thread 104 to 152 registers: ptxas spills
-  // in the K loop (README.md: the menu).
-  static_assert(Config::block_tile_m % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
-                "block_tile_m must be 64 or 128: one or two consumer warpgroups of 64 rows");
-  static_assert(Config::block_tile_n % swizzle_halves == 0 && b_boxes >= 1 && b_boxes <= 4,
-                "block_tile_n must be 64, 128, 192 or 256: whole 64-column boxes of B, a wgmma's n");
-  static_assert(Config::block_tile_k == swizzle_halves, "block_tile_k must be 64: one 128-byte swizzled row of A");
-  static_assert(stages >= 2, "two stages must fit beside the C staging buffers: copies overlap products");
-  static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
-  static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
-  static_assert(Config::cluster_size == 1 || Config::cluster_size == 2,
-                "cluster_size must be 1 or 2 (blocks sharing B)");
-  static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the boxes of a B slice");
-  static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
-  static_assert(consumer_registers >= accumulators + 40,
-                "block_tile_n / 2 accumulators must leave a consumer about 40 registers (fewer rows, or columns)");
-  static_assert(stream_k::check_policy<Config>());
-};
 static_assert(tile_per_shape::few_rows <= swap_ab::max_m, "few_rows must not exceed what 12's swap takes");
 
-// ---- Descriptors ----------------------------------------------------------------------------------
-
-// A shared-memory matrix descriptor for a tile stored with the 128-byte swizzle that TMA wrote
-// (hopper.cuh: rows of 128 bytes in 1024-byte atoms, which must start 1024-byte aligned). Fields,
-// in 16-byte units: start address (bits 0-13), leading-dimension byte offset (16-29),
-// stride-dimension byte offset (32-45); swizzle mode 1 = 128 B (bits 62-63). What the two offsets
-// mean depends on the operand's major-ness (README.md):
-//   K-major (A here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
-//   MN-major (B here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
-//                      one 64-element-wide column block to the next.
-__device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std::uint32_t leading_bytes,
-                                                           std::uint32_t stride_bytes) {
-  return std::uint64_t((shared_address(tile) & 0x3FFFF) >> 4) | std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16 |
-         std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32 | std::uint64_t(1) << 62;
-}
-
-// Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64nNk16 (N =
-// block_tile_n), each this warpgroup's 64 rows of the A tile (K-major, 128-byte swizzled rows of 64 k)
-// times 16 rows of the B tile (MN-major: 64-column boxes of 128-byte rows, b_box_bytes apart), into
-// acc. The caller commits the group and waits for it.
-template <class L>
-__device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], const unsigned char* a_tile,
-                                               const unsigned char* b_tile, int consumer) {
-  constexpr int block_tile_k = L::block_tile_k, b_box_bytes = L::b_box_bytes;
-  wgmma_fence();
-  fence_registers(acc);
-#pragma unroll
-  for (int kk = 0; kk < block_tile_k / wgmma_k; ++kk) {
-    // A: this consumer's 64 rows (64 · 128 bytes further), k-step kk 32 bytes into each row; the
-    // leading offset is unused with this swizzle, the stride is one 8-row atom.
-    const std::uint64_t a_desc =
-        matrix_descriptor(a_tile + consumer * wgmma_m * swizzle_bytes + kk * wgmma_k * 2, 16, swizzle_atom_bytes);
-    // B: k-step kk starts 16 rows of 128 bytes further; the leading offset is the distance from one
-    // 64-column box to the next, the stride one atom of 8 k-rows.
-    const std::uint64_t b_desc =
-        matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
-    wgmma_m64nk16<L::block_tile_n, 0, 1>(acc, a_desc, b_desc);
-  }
-}
-
-// ---- Write back -----------------------------------------------------------------------------------
-
-// Writes one 64 × 32 chunk of C's values, alpha·v + beta·C (rows row0 … +63, columns col0 … +31),
-// into a swizzled staging buffer. v is in wgmma's accumulator layout for 4 groups of 8 columns: warp
-// w of the warpgroup holds rows 16w … 16w+15; in group jj, lane l holds columns 8jj + 2(l % 4) + {0,
-// 1} of row 16w + l/4 (v[4jj], v[4jj+1]) and of the row 8 below (v[4jj+2], v[4jj+3]). reads_c
-// (beta ≠ 0) is a template parameter so that the usual beta = 0 pays nothing for C: no 64-bit
-// addresses, bounds or predicated loads, only the products and the stores into the buffer.
-template <class L, bool reads_c>
-__device__ __forceinline__ void stage_chunk(const float (&v)[16], const GemmProblem<__half>& p, unsigned char* buffer,
-                                            long long row0, long long col0) {
-  const int t = threadIdx.x % warpgroup_threads, warp = t / 32, lane = t % 32;
-#pragma unroll
-  for (int jj = 0; jj < L::c_chunk_cols / 8; ++jj) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = warp * 16 + lane / 4 + half * 8, col = jj * 8 + 2 * (lane % 4);
-      float2 value = make_float2(p.alpha * v[4 * jj + 2 * half], p.alpha * v[4 * jj + 2 * half + 1]);
-      if constexpr (reads_c) {
-        const long long c_row = row0 + row, c_col = col0 + col;
-        if (c_row < p.m && c_col < p.n) {  // N a multiple of 4 on this path: c_col + 1 < N too
-          const float2 old = *reinterpret_cast<const float2*>(p.c + c_row * p.ldc + c_col);
-          value.x += p.beta * old.x;
-          value.y += p.beta * old.y;
-        }
-      }
-      // The 128-byte swizzle TMA expects (hopper.cuh): 16-byte chunk k of row r at chunk k ^ (r % 8).
-      const int byte = col * 4;
-      const int swizzled = swizzled_chunk(row, byte / 16, swizzle_bytes / 16) * 16 + byte % 16;
-      *reinterpret_cast<float2*>(buffer + row * swizzle_bytes + swizzled) = value;
-    }
-  }
-}
-
-// The staged write-back of one 64 × 32 chunk of C (rows row0 … +63, columns col0 … +31): alpha·v +
-// beta·C (beta == 0: C is not read). The chunk goes into one of the warpgroup's c_buffers swizzled
-// buffers with ordinary stores, then one thread hands it to the copy engine (TMA store), which
-// writes only what lies inside C. The warpgroup does not wait for the global writes: they drain
-// while it goes on. A buffer is reused only once the store issued from it c_buffers chunks earlier
-// has finished reading it (`stored` counts the chunks).
-template <class L>
-__device__ __forceinline__ void store_chunk_staged(const float (&v)[16], const GemmProblem<__half>& p,
-                                                   const CUtensorMap& c_map, unsigned char* buffers, unsigned& stored,
-                                                   int warpgroup_barrier, long long row0, long long col0) {
-  const bool elected = threadIdx.x % warpgroup_threads == 0;
-  unsigned char* buffer = buffers + (stored % L::c_buffers) * L::c_chunk_bytes;
-  if (elected) bulk_store_wait_read<L::c_buffers - 1>();
-  named_barrier_sync<warpgroup_threads>(warpgroup_barrier);  // the buffer is free for every thread
-  // Two copies of the loop, one per case, chosen once per chunk (10's compiler made the same split
-  // by itself in its loop over the chunks of a tile; this function, called per chunk, it kept whole,
-  // with a load of C to predicate off for each of the thread's 8 pairs of values).
-  if (p.beta != 0.0f)
-    stage_chunk<L, true>(v, p, buffer, row0, col0);
-  else
-    stage_chunk<L, false>(v, p, buffer, row0, col0);
-  fence_proxy_async_shared();  // these ordinary stores, then the copy engine reads them
-  named_barrier_sync<warpgroup_threads>(warpgroup_barrier);
-  if (elected) {
-    tma_store_2d(c_map, buffer, int(col0), int(row0));
-    bulk_store_commit();
-  }
-  ++stored;
-}
-
-// One consumer's whole 64 × block_tile_n result (rows row0 … +63, from column col0), chunk by chunk.
-template <class L>
-__device__ __forceinline__ void store_accumulators_staged(const float (&acc)[L::accumulators],
-                                                          const GemmProblem<__half>& p, const CUtensorMap& c_map,
-                                                          unsigned char* buffers, unsigned& stored, int consumer,
-                                                          long long row0, long long col0) {
-#pragma unroll
-  for (int chunk = 0; chunk < L::chunks; ++chunk) {
-    float v[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) v[i] = acc[16 * chunk + i];
-    store_chunk_staged<L>(v, p, c_map, buffers, stored, 1 + consumer, row0, col0 + chunk * L::c_chunk_cols);
-  }
-}
-
-// What the watchdog says when a wait never ends (watchdog.cuh).
-struct FullWait {
-  static constexpr WaitSite site{
-      "14_tile_per_shape", "consumer", "full",
-      "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
-      "TMA boxes issued?"};
-};
-struct EmptyWait {
-  static constexpr WaitSite site{
-      "14_tile_per_shape", "producer", "empty",
-      "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
-      "every block, as its count at init says?"};
-};
-struct FlagWait {
-  static constexpr WaitSite site{
-      "14_tile_per_shape", "consumer", "flags",
-      "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
-      "does every unit publish its partials before it waits for others', are all clusters resident?"};
-};
-
-// ---- The kernel -----------------------------------------------------------------------------------
-
-template <class Config>
-__global__ void __launch_bounds__(Layout<Config>::threads, 1)
-    stream_k_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                  const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmProblem<__half> p,
-                  const __grid_constant__ Schedule s) {
-  using L = Layout<Config>;
-  constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
-  constexpr int stages = L::stages, cluster_size = L::cluster_size;
-  extern __shared__ unsigned char shared_raw[];
-  // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
-  unsigned char* shared =
-      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
-                                       ~std::uintptr_t(swizzle_atom_bytes - 1));
-  auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
-  auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
-  unsigned char* c_staging = shared + stages * L::stage_bytes;  // 1024-byte aligned, as the swizzle needs
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(c_staging + L::c_staging_bytes);
-  std::uint64_t* empty = full + stages;
-
-  // A cluster computes a "cluster tile" of cluster_size block tiles stacked vertically, and walks
-  // the schedule's segments (both blocks of a cluster the same ones: they share copies), even where
-  // one of them lies below C. Tile t is the t-th in grouped order.
-  const std::uint32_t rank = cluster_size > 1 ? cluster_rank() : 0;
-  const int tiles_m = int(ceil_div(p.m, block_tile_m)), tiles_n = int(ceil_div(p.n, block_tile_n));
-  const int cluster_rows = int(ceil_div(tiles_m, cluster_size));
-  const int cluster = blockIdx.x / cluster_size, clusters = gridDim.x / cluster_size;
-  auto tile_origin = [&](long long t) {
-    const TileIndex tile = grouped_tile(t, cluster_rows, tiles_n, L::group_rows);
-    return TileOrigin{(long long)(tile.row * cluster_size + int(rank)) * block_tile_m,
-                      (long long)tile.col * block_tile_n};
-  };
-
-  // LAB BEGIN [hard, repeats 09 10 11]: The barriers, as in 10: thread 0 alone initializes, for each stage, full[stage]
-  // LAB: for 1 arrival (the local producer's arming) and empty[stage] for every consumer warp of the cluster
-  // LAB: (L::consumers · L::warps_per_consumer · cluster_size); then fence_barrier_init.
-  if (threadIdx.x == 0) {
-    for (int stage = 0; stage < stages; ++stage) {
-      mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
-      mbarrier_init(&empty[stage],
-                    L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
-    }
-    fence_barrier_init();
-  }
-  // LAB END
-  // No block may copy into, or arrive on, a peer's barriers before the peer has initialized them.
-  if constexpr (cluster_size > 1) {
-    cluster_arrive();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
-
-  const int warpgroup = threadIdx.x / warpgroup_threads;
-  if (warpgroup == 0) {
-    // ---- Producer: copies for every segment of the walk, `stages` slices ahead of the consumers ---
-    setmaxnreg_decrease<Config::producer_registers>();
-    if (threadIdx.x == 0) {
-      int slice = 0;  // slices copied so far, over all segments: stage = slice % stages
-      Segment segment;
-      for (Walk walk(s, cluster, clusters); walk.next(segment);) {
-        const TileOrigin origin = tile_origin(segment.tile);
-        for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-          const int stage = slice % stages, use = slice / stages;
-          // LAB BEGIN [hard, repeats 09 10 11]: The producer's side of the protocol for slice `slice`, as in 10 (stage
-          // LAB: and use count on across segments): mbarrier_wait<EmptyWait> on empty[stage] (stage for the watchdog)
-          // LAB: for the parity of phase use − 1; k0 = kt·block_tile_k; then the arming and the copies.
-          // First use: parity 1 counts as complete.
-          mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
-          const int k0 = kt * block_tile_k;
-          // LAB BEGIN [easy, repeats 09 10 11]: As in 10 (09's, with a cluster): arm full[stage] for L::stage_bytes,
-          // LAB: copy this block's A box at (k0, origin.row), then its share of the B slice, boxes = L::b_boxes /
-          // LAB: cluster_size of them from rank·boxes on: by tma_load_2d_multicast to every block of the cluster (mask:
-          // LAB: cluster_size low bits), else by tma_load_2d. Count the boxes from 0 (box + rank·boxes): a loop whose
-          // LAB: bounds depend on rank costs the producer a register it does not have (ptxas spills it, and reloads it
-          // LAB: in every slice).
-          // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
-          // copy this block's A box, then its share of the B slice, multicast to the cluster.
-          mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
-          tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
-          // This block's boxes are rank·boxes … +boxes−1. The loop counts them from 0: a constant
-          // trip count, fully unrolled. With bounds that depend on rank (10's form), the loop's end
-          // was one more value kept across the whole walk, which the producer's 40 registers did not
-          // hold: ptxas spilled it and reloaded it (LDL) in every slice.
-          constexpr int boxes = L::b_boxes / cluster_size;  // per block
-#pragma unroll
-          for (int box = 0; box < boxes; ++box) {
-            const int j = int(rank) * boxes + box;
-            if constexpr (cluster_size > 1)
-              tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
-                                    int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
-            else
-              tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
-                          k0);
-          }
-          // LAB END
-          // LAB END
-        }
-      }
-    }
-  } else {
-    // ---- Consumers: for each segment, the K loop of step 09, then the write-back or the fixup -----
-    setmaxnreg_increase<L::consumer_registers>();
-    const int consumer = warpgroup - 1;  // rows consumer·64 … +63 of the block tile
-    const int t = threadIdx.x % warpgroup_threads, lane = threadIdx.x % 32;
-    const int barrier = 1 + consumer;  // this warpgroup's named barrier
-    unsigned char* buffers = c_staging + consumer * L::c_buffers * L::c_chunk_bytes;
-    // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
-    // cluster (its own included): the producers of all of them write into this stage.
-    auto release = [&](int stage) {
-      // LAB BEGIN [easy, repeats 10 11]: As in 10: from lane 0 of each consumer warp, arrive on empty[stage] of every
-      // LAB: block of the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
-      if (lane == 0) {
-        if constexpr (cluster_size > 1) {
-#pragma unroll
-          for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[stage], r);
-        } else {
-          mbarrier_arrive(&empty[stage]);
-        }
-      }
-      // LAB END
-    };
-    // The fixup protocol (schedule.cuh) for this warpgroup: partials of all its accumulators, pieces
-    // of one 64 × 32 chunk (4 float4 a thread), each written by the staged epilogue.
-    stream_k::Fixup<cluster_size, L::consumers, L::float4s, 4, FlagWait> fixup(consumer, barrier);
-
-    int slice = 0;
-    unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
-    float acc[L::accumulators];
-    Segment segment;
-    for (Walk walk(s, cluster, clusters); walk.next(segment);) {
-      const TileOrigin origin = tile_origin(segment.tile);
-#pragma unroll
-      for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
-      for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-        const int stage = slice % stages, use = slice / stages;
-        // LAB BEGIN [hard, repeats 09 10 11]: As in 10: wait until stage `stage` is full, mbarrier_wait<FullWait> on
-        // LAB: full[stage] (stage for the watchdog) for the parity of phase use.
-        mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
-        // LAB END
-        multiply_stage<L>(acc, a_tile(stage), b_tile(stage), consumer);
-        wgmma_commit_group();
-        wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
-        fence_registers(acc);
-        // LAB BEGIN [hard, repeats 10 11]: As in 10: release the stage of the previous slice, none at the segment's
-        // LAB: first.
-        if (kt > segment.k_begin) release((slice - 1) % stages);
-        // LAB END
-      }
-      wgmma_wait_group<0>();
-      fence_registers(acc);
-      // LAB BEGIN [hard, repeats 10 11]: As in 10: release the stage of the segment's last slice.
-      release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
-      // LAB END
-
-      // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
-      // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
-      fixup.finish_segment(
-          s, segment, acc,
-          [&](const float(&sum)[L::accumulators]) {
-            // LAB BEGIN [easy, repeats 11]: Write a whole tile (store_accumulators_staged): this consumer's 64 rows of
-            // LAB: it.
-            store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
-                                         origin.col);
-            // LAB END
-          },
-          tile_origin,
-          [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
-            // LAB BEGIN [easy, repeats 11]: Write a piece of a shared fixup (store_chunk_staged): rows `half` of the
-            // LAB: piece's tile, columns 32·chunk … .
-            store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
-                                  piece.col + chunk * L::c_chunk_cols);
-            // LAB END
-          });
-    }
-    // The block's shared memory must outlive the copy engine's reads of it.
-    if (t == 0) bulk_store_wait_all();
-  }
-
-  // No block may leave while a peer can still copy into its shared memory or arrive on its barriers.
-  if constexpr (cluster_size > 1) {
-    cluster_arrive();
-    cluster_wait();
-  }
-}
-
 // ---- Launch -----------------------------------------------------------------------------------------
-// As 11's: the TMA path needs A's and B's rows on 16 bytes, and C's rows and N on 4 floats.
 
-bool tma_path_possible(const GemmProblem<__half>& p) {
-  return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb) && tma_describable(p.c, p.ldc, sizeof(float)) &&
-         p.n % 4 == 0;
-}
-
-template <class Tile>
-cudaLaunchConfig_t launch_configuration(cudaLaunchAttribute& cluster, cudaStream_t stream) {
-  using L = Layout<Tile>;
-  cudaLaunchConfig_t config{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = L::cluster_size;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(L::threads);
-  config.dynamicSmemBytes = L::shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return config;
-}
-
-// As many clusters of the entry as can be resident at once (every unit must be: 11).
-template <class Tile>
-int resident_clusters() {
-  static const int count = [] {
-    using L = Layout<Tile>;
-    constexpr auto kernel = stream_k_gemm<Tile>;
-    allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    cudaLaunchAttribute cluster{};
-    cudaLaunchConfig_t config = launch_configuration<Tile>(cluster, 0);
-    config.gridDim = dim3(L::cluster_size);
-    int clusters = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    if (clusters < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
-    return clusters;
-  }();
-  return count;
-}
-
-// The entry's schedule of a shape (11's plan): cluster tiles over the columns' tiles, 64-wide
-// k-slices, one partial per block and consumer in a slot, all of a consumer's accumulators.
-template <class Tile>
-stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
-  using L = Layout<Tile>;
-  // LAB BEGIN [easy, repeats 11]: Plan the shape as 11 does, with stream_k::plan_schedule<Tile>: its cluster tiles, its
-  // LAB: 64-wide k-slices, the resident clusters, and a slot of one partial per block and consumer warpgroup, of
-  // LAB: L::float4s float4 per thread of a warpgroup.
-  const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
-  return stream_k::plan_schedule<Tile>(ceil_div(tiles_m, L::cluster_size) * tiles_n, int(ceil_div(k, L::block_tile_k)),
-                                       resident, L::cluster_size * L::consumers,
-                                       L::float4s * warpgroup_threads * sizeof(float4));
-  // LAB END
-}
-
-// Bytes of workspace: the entry's partials and flags on the TMA path, else 13's padded copies.
+// Bytes of workspace: the entry's partials and flags on the TMA path (11's), else 13's padded copies.
 template <class Tile>
 std::size_t workspace_bytes(Shape shape, Strides strides) {
-  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0 || strides.ldc % 4 != 0 || shape.n % 4 != 0)
-    return pad_unaligned::workspace_bytes(shape, strides);
-  const stream_k::Plan plan = plan_schedule<Tile>(shape.m, shape.n, shape.k, resident_clusters<Tile>());
-  return plan.partial_bytes + plan.flag_bytes;
+  return stream_k::tma_strides_possible(shape, strides) ? stream_k::tma_workspace_bytes<Tile>(shape)
+                                                        : pad_unaligned::workspace_bytes(shape, strides);
 }
 
-// One entry on any problem: rows TMA cannot describe go to 13 (which pads them for 12 and 11).
+// One entry on any problem: 11's kernel with the entry's tile; rows TMA cannot describe go to 13
+// (which pads them for 12 and 11).
 template <class Tile>
 void launch_tile(const GemmProblem<__half>& p, cudaStream_t stream) {
-  using L = Layout<Tile>;
-  if (!tma_path_possible(p)) return pad_unaligned::launch(p, stream);
-  constexpr auto kernel = stream_k_gemm<Tile>;
-  arm_watchdog();
-  stream_k::Plan plan = plan_schedule<Tile>(p.m, p.n, p.k, resident_clusters<Tile>());
-  stream_k::attach_workspace(plan, p, "14_tile_per_shape");
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t config = launch_configuration<Tile>(cluster, stream);
-  config.gridDim = dim3(unsigned(plan.workers * L::cluster_size));
-  const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
-                                               L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
-                                               L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
-                                               L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, plan.schedule));
-  WORKLOG_CHECK_LAUNCH();
+  if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
+  stream_k::launch_tma<Tile>(p, stream, "14_tile_per_shape");
 }
 
 // ---- The menu ---------------------------------------------------------------------------------------
@@ -563,7 +121,7 @@ Work busiest_cluster(const stream_k::Plan& plan, Strides strides) {
 
 template <class T>
 Work work_on_this_gpu(Shape shape, Strides strides) {
-  return busiest_cluster(plan_schedule<T>(shape.m, shape.n, shape.k, resident_clusters<T>()), strides);
+  return busiest_cluster(stream_k::plan_shape<T>(shape.m, shape.n, shape.k, stream_k::resident_clusters<T>()), strides);
 }
 template <int rows, int cols, int cluster>
 Entry item(const char* name) {
@@ -572,10 +130,10 @@ Entry item(const char* name) {
           rows,
           cols,
           cluster,
-          Layout<T>::stages,
+          T::stages,
           launch_tile<T>,
           workspace_bytes<T>,
-          resident_clusters<T>,
+          stream_k::resident_clusters<T>,
           work_on_this_gpu<T>};
 }
 // The menu's names are its entries' dimensions, and each is a variant the registration below lists
@@ -888,7 +446,7 @@ void launch_thin(const GemmProblem<__half>& p, cudaStream_t stream) {
 template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (thin(shape_of(p))) return launch_thin(p, stream);
-  if (!tma_path_possible(p)) return pad_unaligned::launch(p, stream);
+  if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
   if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
   const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
   menu_items()[pick].launch(p, stream);

@@ -1,7 +1,8 @@
 // Host tests of step 11's use of the stream-K schedule (11_stream_k/kernel.cu, included whole to reach
-// its plans): for many shapes, numbers of resident clusters and every decomposition, the checks of
-// stream_k_schedule_check.hpp; and the decomposition rule must give what README.md derives for the
-// shapes it draws. stream_k_schedule_12.cu does the same for 12's use. No GPU needed.
+// its configurations, which stream_k_kernel.cuh plans): for many shapes, numbers of resident clusters
+// and every decomposition, the checks of stream_k_schedule_check.hpp; and the decomposition rule must
+// give what README.md derives for the shapes it draws. stream_k_schedule_12.cu does the same for 12's
+// use. No GPU needed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -18,14 +19,15 @@ namespace {
 
 template <class Variant>
 void check_schedule(Shape shape, int resident) {
-  using L = Layout<Variant>;
+  using L = stream_k::Layout<Variant>;
   CAPTURE(shape.m);
   CAPTURE(shape.n);
   CAPTURE(shape.k);
-  const Plan plan = plan_schedule<Variant>(shape.m, shape.n, shape.k, resident);
-  stream_k::testing::check_schedule(
-      plan, {L::consumers * L::chunks, L::consumers, L::cluster_size, 32 * warpgroup_threads * sizeof(float4)},
-      resident);
+  const Plan plan = stream_k::plan_shape<Variant>(shape.m, shape.n, shape.k, resident);
+  stream_k::testing::check_schedule(plan,
+                                    {L::consumers * L::chunks, L::consumers, L::cluster_size,
+                                     L::float4s * hopper::warpgroup_threads * sizeof(float4)},
+                                    resident);
 }
 
 const std::vector<Shape> shapes = {
@@ -65,7 +67,7 @@ TEST_CASE("stream-K schedule, 11: the even deals of every tile and of all but th
 
 TEST_CASE("stream-K schedule, 11: the rule on the shapes README.md draws (66 clusters of 2)") {
   using stream_k::Schedule;
-  auto schedule_of = [](Shape shape) { return plan_schedule<Config>(shape.m, shape.n, shape.k, 66).schedule; };
+  auto schedule_of = [](Shape shape) { return stream_k::plan_shape<Config>(shape.m, shape.n, shape.k, 66).schedule; };
   // 3072³: 144 cluster tiles = 2 waves of 66 + 12: the 12 in 5 parts of 10, 10, 10, 9, 9 slices.
   const Schedule cube3072 = schedule_of({3072, 3072, 3072});
   CHECK(cube3072.tiles == 144);
@@ -95,7 +97,7 @@ TEST_CASE("stream-K schedule, 11: the rule on the shapes README.md draws (66 clu
   // Whole waves: 33 × 4 = 132 cluster tiles = 2 waves of 66.
   CHECK(schedule_of({8448, 1024, 4096}).sk_tiles == 0);
   // The even deal (hybrid_even): 3072³ splits the last 12 tiles and one wave, 78, over 66 units.
-  const Schedule even = plan_schedule<HybridEven>(3072, 3072, 3072, 66).schedule;
+  const Schedule even = stream_k::plan_shape<HybridEven>(3072, 3072, 3072, 66).schedule;
   CHECK(even.sk_tiles == 78);
   CHECK(even.units == 66);
   CHECK(even.split == 0);
