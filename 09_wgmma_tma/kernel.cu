@@ -73,13 +73,8 @@ struct Layout : Config {
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
   static_assert(Config::wgmma_groups_in_flight >= 0 && Config::wgmma_groups_in_flight < Config::stages,
                 "wgmma_groups_in_flight must be below stages: a stage is released only when its products are done");
-  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
-  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
-  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
-  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
-  static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <=
-                    launch_registers,
+  // setmaxnreg moves registers between the warpgroups within what the block gets at launch (hopper.cuh).
+  static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 

@@ -82,13 +82,8 @@ struct Layout : Config {
                 "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the 4 boxes of a B slice");
   static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
-  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
-  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
-  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
-  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
-  static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <=
-                    launch_registers,
+  // setmaxnreg moves registers between the warpgroups within what the block gets at launch (hopper.cuh).
+  static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
 };
 

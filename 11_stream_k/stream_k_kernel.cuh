@@ -70,13 +70,8 @@ struct Layout : Config {
                 "cluster_size must be 1 or 2 (blocks sharing B)");
   static_assert(b_boxes % Config::cluster_size == 0, "cluster_size must divide the boxes of a B slice");
   static_assert(Config::c_buffers >= 1, "c_buffers must be at least 1");
-  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given
-  // at launch: 64 Ki / threads per thread, rounded down to a multiple of 8 (168 for 384 threads). A
-  // sum above it leaves the consumers waiting in setmaxnreg.inc forever.
-  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
-  static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <=
-                    launch_registers,
+  // setmaxnreg moves registers between the warpgroups within what the block gets at launch (hopper.cuh).
+  static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(Config::consumer_registers >= accumulators + 40,
                 "block_tile_n / 2 accumulators must leave a consumer about 40 registers (fewer columns)");
@@ -93,10 +88,10 @@ constexpr int stages_that_fit(int block_tile_m, int block_tile_n, int c_buffers,
 }
 
 // The registers each consumer warpgroup's thread can take by setmaxnreg when the producer keeps
-// producer_registers (Layout's launch_registers, shared out in steps of 8), at most 232.
+// producer_registers (what the block gets at launch, hopper.cuh, shared out in steps of 8), at most 232.
 constexpr int consumer_registers_left(int block_tile_m, int producer_registers) {
   const int consumers = block_tile_m / wgmma_m, threads = warpgroup_threads * (1 + consumers);
-  const int per_lane = 65536 / threads / 8 * 8 * (1 + consumers);
+  const int per_lane = launch_registers_per_thread(threads) * (1 + consumers);
   const int share = (per_lane - producer_registers) / consumers / 8 * 8;
   return share < 232 ? share : 232;
 }

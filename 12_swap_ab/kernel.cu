@@ -101,12 +101,8 @@ struct Layout : Config {
   static_assert(shared_bytes <= max_shared_bytes_per_block, "stages × stage_bytes must fit in 227 KiB");
   static_assert(Config::swap_max_m >= 1, "swap_max_m must be at least 1");
   static_assert(Config::group_rows >= 1, "group_rows must be at least 1 (1: row-major order)");
-  // setmaxnreg moves registers between the warpgroups of a block, within what the block was given at
-  // launch (11's Layout says why the sum must fit).
-  static constexpr int launch_registers = 65536 / threads / 8 * 8 * threads;
-  static_assert(Config::producer_registers * warpgroup_threads +
-                        Config::consumer_registers * warpgroup_threads * consumers <=
-                    launch_registers,
+  // setmaxnreg moves registers between the warpgroups within what the block gets at launch (hopper.cuh).
+  static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(stream_k::check_policy<Config>());
 };

@@ -388,6 +388,19 @@ __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std:
 
 // ---- Registers per warpgroup --------------------------------------------------------------------
 
+// The registers each thread of a block of `threads` gets at launch under __launch_bounds__(threads,
+// 1): 64 Ki / threads, rounded down to a multiple of 8 (168 for 384 threads). setmaxnreg moves
+// registers between the block's warpgroups within that budget; a sum above it leaves the consumers
+// waiting in setmaxnreg.inc forever.
+constexpr int launch_registers_per_thread(int threads) { return 65536 / threads / 8 * 8; }
+// Whether one producer warpgroup at producer_registers and `consumers` consumer warpgroups at
+// consumer_registers fit what their block gets at launch (each Layout checks its knobs with it).
+constexpr bool setmaxnreg_fits(int producer_registers, int consumer_registers, int consumers) {
+  const int threads = warpgroup_threads * (1 + consumers);
+  return (producer_registers + consumer_registers * consumers) * warpgroup_threads <=
+         launch_registers_per_thread(threads) * threads;
+}
+
 // Gives registers back to the pool (a warpgroup that only issues copies needs few)...
 template <int registers>
 __device__ __forceinline__ void setmaxnreg_decrease() {
