@@ -110,8 +110,10 @@ struct Schedule {
   // The units holding part of `tile`, in the order of their k-slices: first … last.
   __host__ __device__ int first_unit(long long tile) const { return unit_of(tile * k_tiles); }
   __host__ __device__ int last_unit(long long tile) const { return unit_of((tile + 1) * k_tiles - 1); }
-  // The slot of unit v's partial of `tile`.
+  // The slot of unit v's partial of `tile`: v itself when a unit leaves one partial (parts), without
+  // the divisions of begin() that the fixup would otherwise pay per unit it adds up.
   __host__ __device__ int slot_in(int v, long long tile) const {
+    if (slots_per_unit == 1) return v;
     const long long first = begin(v), tile_first = tile * k_tiles;
     return slot(v, int((first > tile_first ? first : tile_first) - tile_first));
   }
@@ -433,6 +435,10 @@ class Fixup {
   template <int count, int in_flight>
   __device__ __forceinline__ void add_partials(const Schedule& s, float (&sum)[4 * count], long long tile, int v0,
                                                int v1, int half, int first) const {
+    // This thread's float4 `first` of slot 0's partial; slot v's lies v · slot_stride further. The
+    // rank is read once here, not per unit: the loads of the next units wait on their addresses.
+    const float4* mine = partial(s, 0, half) + first * warpgroup_threads + t_;
+    constexpr long long slot_stride = (long long)blocks * consumers * partial_float4s;
     auto add = [&](const float4& part, int i) {
       sum[4 * i] += part.x;
       sum[4 * i + 1] += part.y;
@@ -442,7 +448,7 @@ class Fixup {
     if constexpr (count >= in_flight) {  // one unit at a time, its float4s in batches
       static_assert(count % in_flight == 0, "in_flight must divide count");
       for (int v = v0; v <= v1; ++v) {
-        const float4* source = partial(s, s.slot_in(v, tile), half) + first * warpgroup_threads + t_;
+        const float4* source = mine + s.slot_in(v, tile) * slot_stride;
 #pragma unroll
         for (int batch = 0; batch < count / in_flight; ++batch) {
           float4 part[in_flight];
@@ -459,7 +465,7 @@ class Fixup {
 #pragma unroll
         for (int b = 0; b < units; ++b)
           if (v + b <= v1) {
-            const float4* source = partial(s, s.slot_in(v + b, tile), half) + first * warpgroup_threads + t_;
+            const float4* source = mine + s.slot_in(v + b, tile) * slot_stride;
 #pragma unroll
             for (int i = 0; i < count; ++i) part[b][i] = __ldcg(source + i * warpgroup_threads);
           }
