@@ -2,17 +2,18 @@
 """Before and after: the same steps from two builds, on the same shapes and GPU, in alternating processes.
 
     python3 plots/compare_builds.py --before OLD/build/bin --after build/bin \\
-        --steps 11_stream_k,13_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 100] \\
+        --steps 11_stream_k,13_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 200] \\
         [--loss 1] [--out FILE.csv]
 
 A change that should not cost speed (a refactor, a shared header) is checked by building the commit
-before it in a folder of its own (same build type), then running both builds' programs here. For each
-process round, each step runs every shape of --shapes (one MxNxK a line, # comments) in one process of
-the "before" build, then in one of the "after" build, so that a slow spell of the GPU falls on both
-alike. In every process the harness times the kernel and cuBLAS in alternation, so the comparison is
-of the median % of cuBLAS over the processes, the figure the worklog quotes; the median time is shown
-beside it. A shape whose % of cuBLAS drops by more than --loss percent (default 1) is listed as a loss
-on the last lines.
+before it in a folder of its own (same build type), then running both builds' programs here. For
+each process round, each step runs each shape of --shapes (one MxNxK a line, # comments) in a
+process of its own, the "before" build's, then the "after" build's, so that a slow spell of the GPU
+falls on both alike. One shape a process, as the worklog's own runs: no shape's timing depends on
+which shapes ran before it in the same process. In every process the harness times the kernel and
+cuBLAS in alternation, so the comparison is of the median % of cuBLAS over the processes, the figure
+the worklog quotes; the median time is shown beside it. A shape whose % of cuBLAS drops by more than
+--loss percent (default 1) is listed as a loss on the last lines.
 
 --out appends every process's row (the harness's CSV columns, with `build` and `run` in front).
 Exit codes (common/exit_codes.py): 0 every run gave its rows (losses or not: a benchmark, not a test);
@@ -42,7 +43,7 @@ def parse_args(argv):
     parser.add_argument("--shapes", required=True, type=Path, help="shapes file: one MxNxK a line")
     parser.add_argument("--processes", type=int, default=3, help="processes per build and step (default 3)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs per shape (default 10)")
-    parser.add_argument("--iters", type=int, default=100, help="timed runs per shape, median kept (default 100)")
+    parser.add_argument("--iters", type=int, default=200, help="timed runs per shape, median kept (default 200)")
     parser.add_argument("--loss", type=float, default=1.0, help="a drop of %% of cuBLAS listed as a loss (default 1)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds one process may take (default 600)")
     parser.add_argument("--out", type=Path, help="CSV file every process's rows are appended to")
@@ -53,6 +54,17 @@ def parse_args(argv):
         parser.error("--processes and --iters must be at least 1, --warmup at least 0")
     if not args.shapes.is_file():
         parser.error(f"--shapes: no file {args.shapes}")
+    args.shape_list = []
+    for number, line in enumerate(args.shapes.read_text(encoding="utf-8").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        sides = text.split("x")
+        if len(sides) != 3 or not all(side.isdigit() and int(side) > 0 for side in sides):
+            parser.error(f"--shapes: line {number} of {args.shapes} is not MxNxK: {line.strip()!r}")
+        args.shape_list.append(text)
+    if not args.shape_list:
+        parser.error(f"--shapes: {args.shapes} lists no shape")
     for build in BUILDS:
         folder = getattr(args, build)
         missing = [s for s in args.steps if not (folder / s).is_file()]
@@ -61,11 +73,13 @@ def parse_args(argv):
     return args
 
 
-def run_process(program, args):
-    """One process of a step over every shape. Returns (exit code, message, harness CSV rows)."""
+def run_process(program, shape, args):
+    """One process of a step on one shape. Returns (exit code, message, harness CSV rows)."""
     with tempfile.TemporaryDirectory() as folder:
         csv_file = Path(folder) / "run.csv"
-        command = [str(program), "--shapes", str(args.shapes), "--warmup", str(args.warmup), "--iters",
+        shape_file = Path(folder) / "shape.txt"
+        shape_file.write_text(shape + "\n", encoding="utf-8")
+        command = [str(program), "--shapes", str(shape_file), "--warmup", str(args.warmup), "--iters",
                    str(args.iters), "--csv", str(csv_file)]
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -106,15 +120,15 @@ def main(argv=None):
     results, failed = {}, False
     for process in range(1, args.processes + 1):
         for step in args.steps:
-            for build in BUILDS:
-                code, message, rows = run_process(getattr(args, build) / step, args)
+            for shape_asked, build in ((shape, build) for shape in args.shape_list for build in BUILDS):
+                code, message, rows = run_process(getattr(args, build) / step, shape_asked, args)
                 if code == exit_codes.EXIT_NO_DEVICE:
                     print(f"compare_builds: no CUDA device ({step}: {message})", file=sys.stderr)
                     return exit_codes.EXIT_NO_DEVICE
                 if code != exit_codes.EXIT_OK:
                     failed = True
-                    print(f"compare_builds: {build} {step} (process {process}) failed: {message}", file=sys.stderr,
-                          flush=True)
+                    print(f"compare_builds: {build} {step} {shape_asked} (process {process}) failed: {message}",
+                          file=sys.stderr, flush=True)
                 for row in rows:
                     if row.get("status") != "PASS":
                         continue  # a shape whose check failed (said above) or that was skipped

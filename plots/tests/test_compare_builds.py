@@ -84,11 +84,11 @@ class CompareBuildsTest(unittest.TestCase):
         self.assertIn("losses over 1% of cuBLAS's share: 1", out)
         self.assertIn("11_stream_k 7x7x7: 90.0% -> 85.0% of cuBLAS (-5.6%)", out)
         runs = [line.split()[0] for line in self.log.read_text().splitlines()]
-        self.assertEqual(len(runs), 4)  # 2 processes × 2 builds, the builds in turn
+        self.assertEqual(len(runs), 8)  # 2 rounds × 2 shapes × 2 builds: one shape a process, the builds in turn
         with (self.tmp / "rows.csv").open() as f:
             rows = list(csv.DictReader(f))
-        self.assertEqual([(r["build"], r["run"]) for r in rows][::2],
-                         [("before", "1"), ("after", "1"), ("before", "2"), ("after", "2")])
+        self.assertEqual([(r["build"], r["run"], r["m"]) for r in rows],
+                         [(build, run, m) for run in ("1", "2") for m in ("64", "7") for build in ("before", "after")])
         self.assertIn("--iters", self.log.read_text())
 
     def test_a_failed_check_is_reported_and_its_shape_left_out(self):
@@ -97,7 +97,7 @@ class CompareBuildsTest(unittest.TestCase):
         write_fake(self.tmp / "new", "11_stream_k", self.log, pct=81, pct7=80, ms=0.05)
         code, out, err = self.run_tool("--processes", "1")
         self.assertEqual(code, exit_codes.EXIT_CHECK_FAILED)
-        self.assertIn("before 11_stream_k (process 1) failed: 11_stream_k: error: check failed", err)
+        self.assertIn("before 11_stream_k 9x9x9 (process 1) failed: 11_stream_k: error: check failed", err)
         self.assertNotIn("9x9x9", out)
         self.assertIn("| 11_stream_k | 64x64x64 | 80.0 | 81.0 | +1.2% |", out)
         self.assertIn("losses over 1% of cuBLAS's share: none", out)
@@ -112,7 +112,8 @@ class CompareBuildsTest(unittest.TestCase):
 
     def test_bad_arguments_exit_2(self):
         write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=80, ms=0.05)
-        for extra in (["--processes", "0"], ["--steps", "12_swap_ab"]):
+        for extra in (["--processes", "0"], ["--steps", "12_swap_ab"], ["--shapes", str(self.tmp / "bad.txt")]):
+            (self.tmp / "bad.txt").write_text("64x64\n")
             with self.subTest(extra=extra), contextlib.redirect_stderr(io.StringIO()) as err:
                 with self.assertRaises(SystemExit) as stop:
                     compare_builds.main(["--before", str(self.tmp / "old"), "--after", str(self.tmp / "old"),
