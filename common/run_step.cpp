@@ -33,8 +33,8 @@ int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& 
   return fit >= o.iters ? o.iters : std::max(1, int(fit));
 }
 
-// One shape, o.shape: check the step against cuBLAS, time both, print the result line (after the
-// header line, when asked) and append the CSV row. Returns exit_ok or exit_check_failed.
+// One shape, o.shape: time the step and cuBLAS, then check the step against cuBLAS; print the result
+// line (after the header line, when asked) and append the CSV row. Returns exit_ok or exit_check_failed.
 template <class Input>
 int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header) {
   const RunInfo info = describe_run(prop);
@@ -45,21 +45,14 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   r.checked = o.check;
   r.global_bytes = modeled_global_bytes(o.shape, sizeof(Input), step.reuse_rows, step.reuse_cols, o.beta != 0.0f);
 
-  // Check: one run of the step from the initial C, against cuBLAS from the same C.
-  if (o.check) {
-    data.compute_reference(cublas->get(), o.alpha, o.beta);
-    step.launch(data.problem(o.alpha, o.beta), 0);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.check = data.check(o.alpha, o.beta);
-  }
-
-  // Time: the step and cuBLAS in alternation, one run of each per round (cuBLAS into its own buffer,
-  // or into C when unchecked), so that both see the same clocks.
+  // Time: the step and cuBLAS in alternation, one run of each per round, so that both see the same
+  // clocks, both writing C. Timed before the check, so that a checked run times what an unchecked one
+  // does: run before the timing, the check's work (the compare kernel and its buffers) slowed some
+  // kernels' timed runs after it by a few percent (docs/running.md).
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
   if (cublas) {
-    const GemmProblem<Input> reference = o.check ? data.reference_problem(o.alpha, o.beta) : problem;
     const std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); },
-                                                     [&] { cublas_gemm(cublas->get(), reference); }};
+                                                     [&] { cublas_gemm(cublas->get(), problem); }};
     const std::vector<double> ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o));
     r.ms = ms[0];
     r.cublas_ms = ms[1];
@@ -68,6 +61,16 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
     r.ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o))[0];
   }
   CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Check: one more run of the step, from the initial C (after the timed runs on the same workspace),
+  // against cuBLAS from the same C.
+  if (o.check) {
+    data.reset_output();
+    data.compute_reference(cublas->get(), o.alpha, o.beta);
+    step.launch(data.problem(o.alpha, o.beta), 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    r.check = data.check(o.alpha, o.beta);
+  }
 
   print_result(step.name.c_str(), precision_name<Input>(), o, r, header);
   if (!o.csv_path.empty())

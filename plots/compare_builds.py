@@ -3,7 +3,7 @@
 
     python3 plots/compare_builds.py --before OLD/build/bin --after build/bin \\
         --steps 11_stream_k,13_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 200] \\
-        [--loss 1] [--out FILE.csv]
+        [--loss 1] [--no-check] [--out FILE.csv]
 
 A change that should not cost speed (a refactor, a shared header) is checked by building the commit
 before it in a folder of its own (same build type), then running both builds' programs here. For
@@ -13,7 +13,9 @@ falls on both alike. One shape a process, as the worklog's own runs: no shape's 
 which shapes ran before it in the same process. In every process the harness times the kernel and
 cuBLAS in alternation, so the comparison is of the median % of cuBLAS over the processes, the figure
 the worklog quotes; the median time is shown beside it. A shape whose % of cuBLAS drops by more than
---loss percent (default 1) is listed as a loss on the last lines.
+--loss percent (default 1) is listed as a loss on the last lines. --no-check passes --no-check to
+both builds' programs: time only. Use it against an older build whose harness checked before timing
+(docs/running.md: the check's work slowed some kernels' timed runs after it).
 
 --out appends every process's row (the harness's CSV columns, with `build` and `run` in front).
 Exit codes (common/exit_codes.py): 0 every run gave its rows (losses or not: a benchmark, not a test);
@@ -46,6 +48,7 @@ def parse_args(argv):
     parser.add_argument("--iters", type=int, default=200, help="timed runs per shape, median kept (default 200)")
     parser.add_argument("--loss", type=float, default=1.0, help="a drop of %% of cuBLAS listed as a loss (default 1)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds one process may take (default 600)")
+    parser.add_argument("--no-check", action="store_true", help="pass --no-check to both builds: time only")
     parser.add_argument("--out", type=Path, help="CSV file every process's rows are appended to")
     args = parser.parse_args(argv)
     if not args.steps:
@@ -80,7 +83,7 @@ def run_process(program, shape, args):
         shape_file = Path(folder) / "shape.txt"
         shape_file.write_text(shape + "\n", encoding="utf-8")
         command = [str(program), "--shapes", str(shape_file), "--warmup", str(args.warmup), "--iters",
-                   str(args.iters), "--csv", str(csv_file)]
+                   str(args.iters), "--csv", str(csv_file)] + (["--no-check"] if args.no_check else [])
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   errors="replace", timeout=args.timeout)
@@ -130,7 +133,7 @@ def main(argv=None):
                     print(f"compare_builds: {build} {step} {shape_asked} (process {process}) failed: {message}",
                           file=sys.stderr, flush=True)
                 for row in rows:
-                    if row.get("status") != "PASS":
+                    if row.get("status") != ("UNCHECKED" if args.no_check else "PASS"):
                         continue  # a shape whose check failed (said above) or that was skipped
                     shape = f"{row['m']}x{row['n']}x{row['k']}"
                     results.setdefault((step, shape), {}).setdefault(build, []).append(

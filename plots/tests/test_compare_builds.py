@@ -24,7 +24,8 @@ HEADER = ("timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,st
 
 # Stands in for a step program: logs that it ran, then writes one row per shape of --shapes with
 # PCT % of cuBLAS (the shape 7x7x7 at PCT7 instead) and MS milliseconds; the shape 9x9x9 fails its
-# check (its row says FAIL, and the program exits 1), and NODEVICE exits 77 at once.
+# check (its row says FAIL, and the program exits 1), and NODEVICE exits 77 at once. With --no-check
+# every row says UNCHECKED.
 FAKE_STEP = """#!/bin/sh
 echo "NAME $*" >> "LOG"
 [ "NODEVICE" = yes ] && { echo "NAME: error: no NVIDIA driver found" >&2; exit 77; }
@@ -32,6 +33,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --shapes) shapes="$2"; shift ;;
     --csv) csv="$2"; shift ;;
+    --no-check) unchecked=yes ;;
   esac
   shift
 done
@@ -42,6 +44,7 @@ grep -v '^#' "$shapes" | while IFS=x read m n k; do
   pct=PCT; status=PASS
   [ "$m" = 7 ] && pct=PCT7
   [ "$m" = 9 ] && status=FAIL
+  [ "$unchecked" = yes ] && status=UNCHECKED
   echo "2026-11-26T10:00:00Z,NVIDIA H100,132,9.0,13.0,13.0,NAME,fake,fp16,$m,$n,$k,1,0,MS,1,0.01,1,$pct,0,0.1,1,$status,,,,," >> "$csv"
 done
 grep -q '^9x9x9' "$shapes" && { echo "NAME: error: check failed" >&2; exit 1; }
@@ -90,6 +93,17 @@ class CompareBuildsTest(unittest.TestCase):
         self.assertEqual([(r["build"], r["run"], r["m"]) for r in rows],
                          [(build, run, m) for run in ("1", "2") for m in ("64", "7") for build in ("before", "after")])
         self.assertIn("--iters", self.log.read_text())
+
+    def test_no_check_reaches_both_builds_and_their_unchecked_rows_count(self):
+        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=90, ms=0.05)
+        write_fake(self.tmp / "new", "11_stream_k", self.log, pct=70, pct7=90, ms=0.06)
+        code, out, err = self.run_tool("--no-check", "--processes", "1")
+        self.assertEqual(code, exit_codes.EXIT_OK, err)
+        runs = self.log.read_text().splitlines()
+        self.assertEqual(len(runs), 4)
+        self.assertTrue(all(run.endswith("--no-check") for run in runs), runs)
+        self.assertIn("| 11_stream_k | 64x64x64 | 80.0 | 70.0 | -12.5% |", out)
+        self.assertIn("11_stream_k 64x64x64: 80.0% -> 70.0%", out)
 
     def test_a_failed_check_is_reported_and_its_shape_left_out(self):
         self.shapes.write_text("64x64x64\n9x9x9\n")
