@@ -63,8 +63,8 @@ static_assert(PadConfig::in_place_stages >= 2, "in_place_stages must be at least
 static_assert(PadConfig::in_place_max_split >= 1, "in_place_max_split must be at least 1 (1: no split in k)");
 
 long long round_up_8(long long x) { return ceil_div(x, halves_per_chunk) * halves_per_chunk; }
-std::size_t round_up_scratch(std::size_t bytes) {
-  return (bytes + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
+std::size_t round_up_scratch(std::size_t b) {
+  return (b + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
 }
 
 // ---- The copy into a padded operand -------------------------------------------------------------------
@@ -173,6 +173,8 @@ struct InPlaceLayout : PadConfig {
   static constexpr int shared_bytes = in_place_stages * stage_halves * 2;
   static constexpr int chunks_per_stage = in_place_tile_k * b_chunks + width * a_chunks;
   static constexpr int partial_float4s = 2 * pieces * threads;  // per (column tile, part): width × 128 floats
+  // What shared memory lets reside on an SM: 1 KiB more than a block's maximum, and 1 KiB reserved per block.
+  static constexpr int blocks_per_sm = (max_shared_bytes_per_block + 1024) / (shared_bytes + 1024);
 
   static_assert(width == 8 || width == 16 || width == 32 || width == 64 || width == 128,
                 "the in-place width must be 8, 16, 32, 64 or 128 (mma n8 pieces)");
@@ -200,15 +202,13 @@ struct InPlacePlan {
 };
 
 template <int width>
-__global__ void __launch_bounds__(InPlaceLayout<width>::threads)
+__global__ void __launch_bounds__(InPlaceLayout<width>::threads, InPlaceLayout<width>::blocks_per_sm)
     in_place_gemm(const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ InPlacePlan plan,
                   float4* partials, unsigned long long* counters) {
   using L = InPlaceLayout<width>;
   constexpr int tile_k = L::in_place_tile_k, stages = L::in_place_stages;
   extern __shared__ uint4 in_place_shared[];
   __half* shared = reinterpret_cast<__half*>(in_place_shared);
-  auto b_stage = [&](int stage) { return shared + stage * L::stage_halves; };
-  auto a_stage = [&](int stage) { return shared + stage * L::stage_halves + L::b_stage_halves; };
 
   const int tile = blockIdx.x % plan.col_tiles, part = blockIdx.x / plan.col_tiles;
   const long long n0 = (long long)tile * L::in_place_tile_n;
@@ -227,25 +227,33 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
   };
 
   // Copies slice kt (k rows k0 … k0 + 31) into `stage`: B's 32 rows × 128 columns, A's width rows ×
-  // 32 k; rows past K (B) or M (A) as zeros, without reading.
+  // 32 k; rows past K (B) or M (A) as zeros, without reading. A thread copies the same chunks of every
+  // slice (chunk i = thread + j·threads), found once: where each lands in the stage, its row, and its
+  // 16-byte chunk of B or A in slice 0, which each slice moves on by 32·ldb halves (B) or 32 (A).
+  constexpr int per_thread = int(ceil_div(L::chunks_per_stage, L::threads)), b_chunks = tile_k * L::b_chunks;
+  int to[per_thread], row[per_thread];
+  long long first[per_thread];
+#pragma unroll
+  for (int j = 0; j < per_thread; ++j) {
+    const int i = threadIdx.x + j * L::threads, ia = i - b_chunks;
+    const bool in_b = i < b_chunks;
+    const int c = in_b ? i % L::b_chunks : ia % L::a_chunks;
+    row[j] = in_b ? i / L::b_chunks : ia / L::a_chunks;
+    to[j] = (in_b ? row[j] * L::b_pitch : L::b_stage_halves + row[j] * L::a_pitch) + c * halves_per_chunk;
+    first[j] = (in_b ? b_mis + row[j] * p.ldb + n0 : a_mis + row[j] * p.lda) / halves_per_chunk + c;
+  }
+  const long long b_step = tile_k * p.ldb / halves_per_chunk, a_step = tile_k / halves_per_chunk;
   auto load = [&](int stage, int kt) {
-    const long long k0 = (long long)kt * tile_k;
-    for (int i = threadIdx.x; i < L::chunks_per_stage; i += L::threads) {
-      if (i < tile_k * L::b_chunks) {
-        const int r = i / L::b_chunks, c = i % L::b_chunks;
-        __half* dst = b_stage(stage) + r * L::b_pitch + c * halves_per_chunk;
-        if (k0 + r < p.k)
-          stage_chunk(dst, p.b, b_mis, b_total, (b_mis + (k0 + r) * p.ldb + n0) / halves_per_chunk + c);
-        else
-          *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-      } else {
-        const int j = i - tile_k * L::b_chunks, r = j / L::a_chunks, c = j % L::a_chunks;
-        __half* dst = a_stage(stage) + r * L::a_pitch + c * halves_per_chunk;
-        if (r < p.m)
-          stage_chunk(dst, p.a, a_mis, a_total, (a_mis + (long long)r * p.lda + k0) / halves_per_chunk + c);
-        else
-          *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-      }
+#pragma unroll
+    for (int j = 0; j < per_thread; ++j) {
+      const int i = threadIdx.x + j * L::threads;
+      __half* dst = shared + stage * L::stage_halves + to[j];
+      if (i < b_chunks ? (long long)kt * tile_k + row[j] >= p.k : i < L::chunks_per_stage && row[j] >= p.m)
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
+      else if (i < b_chunks)
+        stage_chunk(dst, p.b, b_mis, b_total, first[j] + kt * b_step);
+      else if (i < L::chunks_per_stage)
+        stage_chunk(dst, p.a, a_mis, a_total, first[j] + kt * a_step);
     }
   };
 
@@ -267,8 +275,8 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads)
   // A[m][k]); k past K reads as zero from A. Columns of B past N reach only C's columns past N.
   auto multiply = [&](int stage, int kt) {
     const long long k0 = (long long)kt * tile_k;
-    const __half* bs = b_stage(stage);
-    const __half* as = a_stage(stage);
+    const __half* bs = shared + stage * L::stage_halves;  // B's slice, then A's
+    const __half* as = bs + L::b_stage_halves;
     const int k_left = p.k - k0 < tile_k ? int(p.k - k0) : tile_k;
 #pragma unroll
     for (int ks = 0; ks < tile_k / 16; ++ks) {
@@ -482,20 +490,10 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
   d.rest_offset = offset;
   const Strides handed = {d.pad_a ? int(d.k8) : strides.lda, d.pad_b ? int(d.n8) : strides.ldb,
                           d.stage_c ? int(d.n8) : strides.ldc};
-  switch (d.route) {
-    case Route::step_12:
-      d.rest_bytes = swap_ab::workspace_bytes(s, handed);
-      break;
-    case Route::staged_c:
-      d.rest_bytes = swap_ab::workspace_bytes(Shape{s.m, int(d.n8), s.k}, handed);
-      break;
-    case Route::in_place:
-      d.rest_bytes = in_place_workspace_bytes(s);
-      break;
-    case Route::swap_direct_c:
-      d.rest_bytes = swap_ab::swapped_workspace_bytes(s, handed);
-      break;
-  }
+  d.rest_bytes = d.route == Route::in_place        ? in_place_workspace_bytes(s)
+                 : d.route == Route::swap_direct_c ? swap_ab::swapped_workspace_bytes(s, handed)
+                 : d.route == Route::staged_c      ? swap_ab::workspace_bytes(Shape{s.m, int(d.n8), s.k}, handed)
+                                                   : swap_ab::workspace_bytes(s, handed);
   d.total = d.rest_offset + d.rest_bytes;
   return d;
 }
