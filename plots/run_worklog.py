@@ -78,8 +78,8 @@ STOPPING_EXITS = {exit_codes.EXIT_BAD_ARGUMENT: "bad argument",
                   exit_codes.EXIT_CUDA_ERROR: "CUDA or cuBLAS error"}
 CSVS = ("worklog.csv", "sweep.csv", "peers.csv")  # what the runs write (in a temporary folder first)
 PUBLISHED = ("worklog.csv", "sweep.csv", "peers.csv", "table.md", "tflops.png", "sweep.png", "roofline.png")
-# The shapes run: each shape checked, then one warm-up round and up to 10 timed rounds, fewer where
-# they would pass 100 ms (at least one): about 4 s per FP16 step over the corpus on an H200.
+# The shapes run: each shape one warm-up round and up to 10 timed rounds, fewer where they would pass
+# 100 ms (at least one), and its check: about 4 s per FP16 step over the corpus on an H200.
 SHAPES_TIMING = ("--warmup", "1", "--iters", "10", "--time-cap", "100")
 SHAPES_PUBLISHED = ("shapes.csv", "shapes.md", "shapes_squares.png", "shapes_llm.png")
 # The shapes run's runs of a chosen step beyond the step itself: the variants that bound it, each one

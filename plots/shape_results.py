@@ -394,8 +394,8 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
         "of each per round, median of the rounds). The steps against `cublasGemmEx` in their own precision "
         "(FP16 in, FP32 accumulate and out; FP32 for the FP32 step), the peers against the same call made "
         "from Python on the cuBLAS that PyTorch loaded.",
-        "- Short timing: each shape is checked, then timed for up to 10 rounds after one warm-up round, fewer "
-        "where the rounds would pass 100 ms (at least one).",
+        "- Short timing: each shape is timed for up to 10 rounds after one warm-up round, fewer where the "
+        "rounds would pass 100 ms (at least one), and checked.",
         "- A failed check is never a number: such shapes are left out of the means and listed above.",
     ]
     return "\n".join(lines) + "\n"
