@@ -63,8 +63,8 @@ static_assert(PadConfig::in_place_stages >= 2, "in_place_stages must be at least
 static_assert(PadConfig::in_place_max_split >= 1, "in_place_max_split must be at least 1 (1: no split in k)");
 
 long long round_up_8(long long x) { return ceil_div(x, halves_per_chunk) * halves_per_chunk; }
-std::size_t round_up_scratch(std::size_t b) {
-  return (b + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
+std::size_t round_up_scratch(std::size_t bytes) {
+  return (bytes + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
 }
 
 // ---- The copy into a padded operand -------------------------------------------------------------------

@@ -49,8 +49,6 @@ class GemmData {
   // Compares output() with the reference element by element, on the GPU, and C's gaps with the
   // initial C's (bit for bit).
   CheckResult check(float alpha, float beta) const;
-  // cuBLAS's buffer, reused as its output while it is timed (after the check).
-  GemmProblem<Input> reference_problem(float alpha, float beta) const;
 
   // Host copies, for the CPU reference in the tests (FP16 values widened exactly to float), packed:
   // M×K, K×N and M×N, without the gaps.
@@ -60,6 +58,9 @@ class GemmData {
   std::vector<float> host_output() const;
 
  private:
+  // The problem cuBLAS solves for the reference: the same inputs, into the reference's C.
+  GemmProblem<Input> reference_problem(float alpha, float beta) const;
+
   Shape shape_;
   Strides strides_;  // resolved: no zeros
   DeviceBuffer<Input> a_, b_;
