@@ -23,7 +23,7 @@
 //   - No clusters: A is a few KiB per slice, and L2 serves it to every block; B is read once.
 //   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
 //     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
-//     227 KiB permits.
+//     227 KiB permits (at width 256, for 13's unaligned C, it may hold rows of C: write_back.cuh).
 //
 // M above swap_ab::max_m goes to 11 (README.md: the crossover), through the launcher 11 declares
 // (11_stream_k/stream_k.hpp); problems TMA cannot describe (lda or ldb not a multiple of 8, a base
@@ -37,6 +37,7 @@
 #include "11_stream_k/schedule.cuh"
 #include "11_stream_k/stream_k.hpp"
 #include "12_swap_ab/swap_ab.hpp"
+#include "12_swap_ab/write_back.cuh"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -64,14 +65,16 @@ struct Config {
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' accumulators (up to 128) many
   static constexpr Decomposition decomposition =
-      Decomposition::hybrid;                         // 11's rule (schedule.cuh; README.md: measured)
-  static constexpr int split_k = 1;                  // parts per tile, for Decomposition::split_k
-  static constexpr int fixup_slices = 16;            // 11's estimate of what splitting costs, for the hybrid rule
-  static constexpr int fixup_alone_units = 1 << 30;  // every split tile fixed up by one unit: partials are small
+      Decomposition::hybrid;                          // 11's rule (schedule.cuh; README.md: measured)
+  static constexpr int split_k = 1;                   // parts per tile, for Decomposition::split_k
+  static constexpr int fixup_slices = 16;             // 11's estimate of what splitting costs, for the hybrid rule
+  static constexpr int fixup_alone_units = 1 << 30;   // every split tile fixed up by one unit: partials are small
+  static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
 };
 
-// What the configuration and the width imply, and the checks that name the knob at fault.
-template <class Config, int width>
+// What the configuration and the width imply, and the checks that name the knob at fault. shared_c:
+// the kernel that writes C through shared memory (write_back.cuh), launched at width 256 only.
+template <class Config, int width, bool shared_c = false>
 struct Layout : Config {
   static constexpr int block_tile_m = width;                        // rows of C per block: the wgmma's n
   static constexpr int consumers = Config::block_tile_n / wgmma_m;  // consumer warpgroups, one per 64 columns
@@ -81,10 +84,15 @@ struct Layout : Config {
   static constexpr int b_boxes = Config::block_tile_n / swizzle_halves;          // one per consumer
   static constexpr int stage_bytes = a_tile_bytes + b_boxes * b_box_bytes;
   static constexpr int warps_per_consumer = warpgroup_threads / 32;
-  // Shared memory: the stages and their 2·stages barriers, plus slack to align the start to a swizzle atom.
-  static constexpr int stages_that_fit = (max_shared_bytes_per_block - swizzle_atom_bytes) / (stage_bytes + 16);
+  // shared_c: two buffers per consumer, each a group of 8 rows of C (its 64 columns), rows 4 banks apart so
+  // that a warp's 4 rows × 8 columns (store_transposed's layout) hit 32 banks.
+  static constexpr int row_pitch = wgmma_m + 4, group_floats = 8 * row_pitch;
+  static constexpr int c_buffer_bytes = shared_c ? 2 * consumers * group_floats * 4 : 0;
+  // Shared memory: the stages, their 2·stages barriers, C's buffers, slack to align to a swizzle atom.
+  static constexpr int stages_that_fit =
+      (max_shared_bytes_per_block - swizzle_atom_bytes - c_buffer_bytes) / (stage_bytes + 16);
   static constexpr int stages = stages_that_fit < Config::max_stages ? stages_that_fit : Config::max_stages;
-  static constexpr int shared_bytes = stages * stage_bytes + 2 * stages * 8 + swizzle_atom_bytes;
+  static constexpr int shared_bytes = stages * stage_bytes + 2 * stages * 8 + c_buffer_bytes + swizzle_atom_bytes;
   // The accumulators of a consumer: its 64 columns of C × width rows, width / 2 floats per thread, in
   // groups of 8 rows of C (one float4 per thread each). A partial sum (schedule.cuh) stores group i of
   // thread t as float4 i·128 + t; a piece of the fixup is one group of one consumer.
@@ -209,11 +217,11 @@ struct FlagWait {
 
 // ---- The kernel -----------------------------------------------------------------------------------
 
-template <class Config, int width>
-__global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
+template <class Config, int width, bool shared_c>
+__global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     swap_ab_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                  const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ Schedule s) {
-  using L = Layout<Config, width>;
+  using L = Layout<Config, width, shared_c>;
   constexpr int block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k, stages = L::stages;
   extern __shared__ unsigned char shared_raw[];
   // Swizzle atoms must be 1024-byte aligned: round the dynamic shared memory's start up.
@@ -224,6 +232,7 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
   auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(shared + stages * L::stage_bytes);
   std::uint64_t* empty = full + stages;
+  float* c_buffers = reinterpret_cast<float*>(empty + stages);  // shared_c: two groups of rows per consumer
 
   // A block tile is width rows × 128 columns of C; tile t is the t-th in grouped order (one row of
   // tiles unless M > width, a variant's case).
@@ -324,7 +333,11 @@ __global__ void __launch_bounds__(Layout<Config, width>::threads, 1)
       fixup.finish_segment(
           s, segment, acc,
           [&](const float(&sum)[L::accumulators]) {
-            store_transposed<L::groups>(sum, p, origin.row, origin.col + consumer * wgmma_m);
+            if constexpr (shared_c)
+              swap_ab::store_through_shared<L>(sum, c_buffers + 2 * consumer * L::group_floats, barrier, p, origin.row,
+                                               origin.col + consumer * wgmma_m);
+            else
+              store_transposed<L::groups>(sum, p, origin.row, origin.col + consumer * wgmma_m);
           },
           tile_origin,
           [&](const float(&sum)[4], const TileOrigin& piece, int half, int group) {
@@ -356,10 +369,10 @@ decltype(auto) with_width(int m, F&& f) {
 
 // As many blocks as can be resident at once (one per SM: each takes most of the shared memory).
 // Every unit must be resident: a unit waits for others' partials.
-template <class Variant, int width>
+template <class Variant, int width, bool shared_c = false>
 int resident() {
-  using L = Layout<Variant, width>;
-  return resident_blocks<swap_ab_gemm<Variant, width>>(L::threads, L::shared_bytes);
+  using L = Layout<Variant, width, shared_c>;
+  return resident_blocks<swap_ab_gemm<Variant, width, shared_c>>(L::threads, L::shared_bytes);
 }
 
 // The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
@@ -393,22 +406,31 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
   return swapped_workspace_bytes<Variant>(shape, strides);
 }
 
-// The swap kernel at the width M picks, A and B TMA-describable.
+// The swap kernel at the width M picks, A and B TMA-describable; at width 256 with more than
+// shared_c_tiles_per_block tiles a block, the one that writes C through shared memory: there C's stores
+// stream behind the next tile's loads, while with a wave or two the round trip would end the kernel.
 template <class Variant>
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) {
-    using L = Layout<Variant, width>;
-    constexpr auto kernel = swap_ab_gemm<Variant, width>;
-    arm_watchdog();
-    stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width>());
-    stream_k::attach_workspace(plan, p, "12_swap_ab");
-    // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-    const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
-                                                 swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-    const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
-                                                 L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-    kernel<<<plan.workers, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, plan.schedule);
-    WORKLOG_CHECK_LAUNCH();
+    const auto launch_kernel = [&](auto shared_c) {
+      using L = Layout<Variant, width, shared_c>;
+      arm_watchdog();
+      stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
+      stream_k::attach_workspace(plan, p, "12_swap_ab");
+      // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
+      const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
+                                                   swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+      const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
+                                                   L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
+      swap_ab_gemm<Variant, width, shared_c>
+          <<<plan.workers, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, plan.schedule);
+      WORKLOG_CHECK_LAUNCH();
+    };
+    if constexpr (width == 256)
+      if (ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n) >
+          (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
+        return launch_kernel(std::true_type{});
+    launch_kernel(std::false_type{});
   });
 }
 
