@@ -91,6 +91,8 @@ std::vector<Case> test_cases() {
       {300, 259, 3},      // tiny K, N ≡ 3: C written by the swap kernel's stores at M > 256
       {517, 263, 4100},   // N ≡ 7, K ≡ 4 above the direct-C limit: 11 into a padded C, copied out
       {1, 4097, 33},      // one row, N ≡ 1: in place
+      {257, 33921, 24},   // N ≡ 1, 2 × 266 tiles of 256 × 128 (over 4 a block on 132 SMs): the swap kernel
+                          // writes C through shared memory, a last tile row of one row, a last column of one
   };
   // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
   // strides that keep 16-byte rows (the fast paths, now with rows whose length is no multiple of 8:
@@ -276,6 +278,7 @@ void check_back_to_back(const Step<Input>& step) {
       {{16, 1025, 8199}, {}},                  // B unaligned: the in-place kernel's parts in k (13)
       {{129, 1028, 2052}, {}},                 // A and B padded for the swap kernel (13)
       {{517, 263, 4100}, {}},                  // C staged through a padded copy (13)
+      {{257, 33921, 24}, {}},                  // B padded, then C through shared memory (13)
       {{192, 264, 2056}, {2064, 267, 268}},    // strided: 11's parts on 08's path, 13's copies
       {{16, 1032, 4104}, {4112, 1037, 1035}},  // strided few rows: in place (13), 08 (12)
   };
