@@ -111,6 +111,8 @@ std::vector<Case> test_cases() {
       {{517, 263, 4100}, {4104, 264, 266}},     // C unaligned above the direct-C limit: staged C
       {{1, 4099, 33}, {41, 4105, 4103}},        // one row, B unaligned: in place
       {{300, 280, 17}, {19, 283, 284}},         // K ≡ 1, everything unaligned: A and B padded for 11
+      {{257, 33921, 24}, {24, 33928, 33921}},   // B aligned by stride, C's rows not: C through shared memory
+                                                // with no copy (13), and in 12's swap_all
   };
   std::vector<Case> cases;
   auto add = [&](Shape s, Strides t) {
