@@ -199,8 +199,10 @@ int main(int argc, char** argv) {
       for (const Shape& sh : explain) {
         const Strides st{sh.k, sh.n, sh.n};
         const std::size_t pick = tile_per_shape::pick(sh, st);
-        std::printf("%dx%dx%d (M ≤ %d goes to 12's family; the model's terms apply above):\n", sh.m, sh.n, sh.k,
-                    tile_per_shape::few_rows);
+        std::printf("%dx%dx%d:\n", sh.m, sh.n, sh.k);
+        if (sh.m <= tile_per_shape::few_rows)  // the pick marked below is the menu's, not what 14 runs
+          std::printf("  (M ≤ %d: step 14 runs this shape with 12's family, not with the menu)\n",
+                      tile_per_shape::few_rows);
         std::printf("  %-16s %7s %8s %6s %6s %11s %11s %7s\n", "entry", "slices", "segments", "fixup", "off",
                     "model µs", "measured µs", "error");
         const std::vector<Entry>& menu = tile_per_shape::menu();
