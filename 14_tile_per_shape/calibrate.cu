@@ -200,7 +200,10 @@ int main(int argc, char** argv) {
         const Strides st{sh.k, sh.n, sh.n};
         const std::size_t pick = tile_per_shape::pick(sh, st);
         std::printf("%dx%dx%d:\n", sh.m, sh.n, sh.k);
-        if (sh.m <= tile_per_shape::few_rows)  // the pick marked below is the menu's, not what 14 runs
+        if (sh.k <= tile_per_shape::tiny_k_max)  // the pick marked below is the menu's, not what 14 runs
+          std::printf("  (K ≤ %d: step 14 runs this shape with its write of C, not with the menu)\n",
+                      tile_per_shape::tiny_k_max);
+        else if (sh.m <= tile_per_shape::few_rows)
           std::printf("  (M ≤ %d: step 14 runs this shape with 12's family, not with the menu)\n",
                       tile_per_shape::few_rows);
         std::printf("  %-16s %7s %8s %6s %6s %11s %11s %7s\n", "entry", "slices", "segments", "fixup", "off",

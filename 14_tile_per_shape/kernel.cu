@@ -18,6 +18,8 @@
 //     the bound the model is judged against.
 //   - Few columns: one column, or a few columns of few rows (a dot product, a matrix times a vector),
 //     leave most tiles' columns empty and most SMs idle: a pass over A with K split over the GPU.
+//   - Tiny K: with K ≤ 32 an element of C is a few products, and the time is C's write: CUDA cores
+//     compute each column from B's column held in registers and store C row after row, any alignment.
 //   - Every other shape goes where the earlier steps answer it: few rows (M ≤ few_rows) to 12's
 //     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
 
@@ -37,6 +39,7 @@
 #include "device_buffer.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
+#include "mma_sync.cuh"
 #include "step.hpp"
 #include "tensor_map.hpp"
 #include "watchdog.cuh"
@@ -439,13 +442,179 @@ void launch_thin(const GemmProblem<__half>& p, cudaStream_t stream) {
   WORKLOG_CHECK_LAUNCH();
 }
 
+// ---- Tiny K: a write of C ----------------------------------------------------------------------------
+// With K ≤ TinyK::max_k an element of C is one or two mma.sync k-steps, and the time is C's write:
+// M·N·4 bytes, against M·N·K·2 FLOPs. The menu's tiles stage C through shared memory, walk a pipeline
+// with next to nothing in it, and on unaligned rows add 13's copies. Here a block owns a strip of
+// columns and a band of rows: each warp holds its 32 columns of B as mma.sync fragments for the whole
+// band (loaded once), A's rows are staged in shared memory (two buffers: the next stage's loads are
+// in flight while this one's products are made and stored), and each warp passes its 16 × 32 pieces
+// of C through shared memory, so that each store writes 32 consecutive floats of one row (straight
+// from the accumulators a store covers 8 rows, 8 bytes of each: C's lines filled piecemeal).
+// Any alignment: A and B are read element by element (their bytes are a small part of C's).
+struct TinyK {
+  static constexpr int max_k = tile_per_shape::tiny_k_max;  // 32: two k-steps of 16, B's fragments in registers
+  static constexpr int threads = 256;                       // 8 warps, each 32 columns of the strip
+  static constexpr int warp_cols = 32;                      // four n8 pieces of mma.sync a warp
+  static constexpr int stage_rows = 64;  // A's rows in shared memory at once: a 16-row piece per warp or more
+  static constexpr int row_halves =
+      max_k + 8;  // a staged row's pitch: 80 bytes, so ldmatrix's 8 rows hit distinct banks
+  static constexpr int c_pitch =
+      warp_cols + 8;                         // a staged row of C: 160 bytes, so a half-warp's pairs hit distinct banks
+  static constexpr int max_band_stages = 4;  // stages a block walks at most: its B loaded once for 256 rows
+  static constexpr int min_blocks_per_sm = 3;  // caps the registers (85): 24 warps per SM keep stores in flight
+};
+static_assert(TinyK::max_k % 16 == 0, "TinyK::max_k must be whole k-steps of 16");
+static_assert(TinyK::row_halves % 8 == 0, "TinyK::row_halves must keep ldmatrix's rows on 16 bytes");
+static_assert(TinyK::c_pitch % 2 == 0, "TinyK::c_pitch must keep pairs of floats on 8 bytes");
+static_assert(TinyK::threads % TinyK::max_k == 0 && TinyK::stage_rows * TinyK::max_k % TinyK::threads == 0,
+              "TinyK: a stage of A must be whole rows of max_k loads for every thread");
+
+// k16s: k-steps of 16 (1 or 2), a template parameter so that the products unroll with no predicate.
+template <int strip_cols, int k16s>
+__global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
+    tiny_k_gemm(const __grid_constant__ GemmProblem<__half> p, long long strips, int band_stages) {
+  using namespace mma_sync;
+  constexpr int warps = TinyK::threads / 32, warps_n = strip_cols / TinyK::warp_cols, warps_m = warps / warps_n;
+  static_assert(strip_cols % TinyK::warp_cols == 0 && warps % warps_n == 0, "strip_cols: whole warps of columns");
+  constexpr int warp_rows = TinyK::stage_rows / warps_m;  // a warp's rows of a stage, in pieces of 16
+  static_assert(warp_rows % 16 == 0, "TinyK::stage_rows must give each warp whole 16-row pieces");
+  static_assert(k16s >= 1 && 16 * k16s <= TinyK::max_k, "k16s must be 1 to max_k / 16");
+  constexpr int loads = TinyK::stage_rows * TinyK::max_k / TinyK::threads;  // elements of A a thread stages
+  constexpr int rows_per_load = TinyK::threads / TinyK::max_k;              // rows of A a round of loads covers
+  __shared__ __align__(16) __half a_stage[2][TinyK::stage_rows][TinyK::row_halves];  // one read, one filled
+  __shared__ __align__(16) float c_stage[warps][16][TinyK::c_pitch];                 // each warp's 16 × 32 of C
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const long long strip = blockIdx.x % strips, band = blockIdx.x / strips;
+  const long long warp_col = strip * strip_cols + (warp % warps_n) * TinyK::warp_cols;  // its first column
+  const int warp_row = (warp / warps_n) * warp_rows;                                    // its first row of a stage
+  const long long row_begin = band * band_stages * TinyK::stage_rows;
+  const long long band_end = row_begin + (long long)band_stages * TinyK::stage_rows;
+  const long long row_end = band_end < p.m ? band_end : p.m;
+  // Stage 1: the warp's columns of B as fragments (mma_sync.cuh: lane l holds column l / 4 of a piece,
+  // rows 2·(l % 4) and the next, and 8 below): zeros past K and past N.
+  auto b_at = [&](int k, long long col) {
+    return k < p.k && col < p.n ? p.b[(long long)k * p.ldb + col] : __half(0.0f);
+  };
+  unsigned b[4][k16s][2];
+#pragma unroll
+  for (int piece = 0; piece < 4; ++piece)
+#pragma unroll
+    for (int step = 0; step < k16s; ++step)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int k = 16 * step + 8 * half + 2 * (lane % 4);
+        const long long col = warp_col + 8 * piece + lane / 4;
+        const __half2 pair = __halves2half2(b_at(k, col), b_at(k + 1, col));
+        b[piece][step][half] = *reinterpret_cast<const unsigned*>(&pair);
+      }
+  // A's rows from stage_row on: a warp loads one row's max_k halves (zeros past K or the band) into
+  // registers, then stores them into a buffer of a_stage.
+  __half next[loads];
+  const int load_k = threadIdx.x % TinyK::max_k, load_row = threadIdx.x / TinyK::max_k;
+  auto fetch = [&](long long stage_row) {
+#pragma unroll
+    for (int j = 0; j < loads; ++j) {
+      const long long row = stage_row + load_row + j * rows_per_load;
+      next[j] = row < row_end && load_k < p.k ? p.a[row * p.lda + load_k] : __half(0.0f);
+    }
+  };
+  auto put = [&](int buffer) {
+#pragma unroll
+    for (int j = 0; j < loads; ++j) a_stage[buffer][load_row + j * rows_per_load][load_k] = next[j];
+  };
+  fetch(row_begin);
+  put(0);
+  __syncthreads();
+  int buffer = 0;
+  for (long long stage_row = row_begin; stage_row < row_end; stage_row += TinyK::stage_rows, buffer ^= 1) {
+    // Stage 2: the next rows' loads go out first, to arrive while this stage's products are made.
+    const bool more = stage_row + TinyK::stage_rows < row_end;
+    if (more) fetch(stage_row + TinyK::stage_rows);
+    // Stage 3: each 16-row piece of the warp's rows: A's fragments by ldmatrix, four 16 × 8 products
+    // a k-step (lane l: rows l / 4 and 8 below, columns 2·(l % 4) and the next of each 8-column
+    // piece), into the warp's c_stage; then out by rows, lane l writing column l of each.
+    float(&piece_c)[16][TinyK::c_pitch] = c_stage[warp];
+    const long long col = warp_col + lane;
+#pragma unroll 1
+    for (int piece_row = warp_row; piece_row < warp_row + warp_rows; piece_row += 16) {
+      float acc[4][4] = {};
+#pragma unroll
+      for (int step = 0; step < k16s; ++step) {
+        unsigned a[4];
+        ldmatrix_x4(a, shared_address(&a_stage[buffer][piece_row + lane % 16][16 * step + 8 * (lane / 16)]));
+#pragma unroll
+        for (int piece = 0; piece < 4; ++piece) mma_m16n8k16(acc[piece], a, b[piece][step]);
+      }
+#pragma unroll
+      for (int piece = 0; piece < 4; ++piece) {
+        const int c = 8 * piece + 2 * (lane % 4);
+        *reinterpret_cast<float2*>(&piece_c[lane / 4][c]) = make_float2(acc[piece][0], acc[piece][1]);
+        *reinterpret_cast<float2*>(&piece_c[lane / 4 + 8][c]) = make_float2(acc[piece][2], acc[piece][3]);
+      }
+      __syncwarp();
+#pragma unroll 4
+      for (int r = 0; r < 16; ++r) {
+        const long long row = stage_row + piece_row + r;
+        if (row < row_end && col < p.n) {
+          float* c = p.c + row * p.ldc + col;
+          const float v = p.alpha * piece_c[r][lane];
+          __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);  // streamed: C is not read again
+        }
+      }
+      __syncwarp();  // the piece is read before the next one is written
+    }
+    // Stage 4: the next rows into the other buffer, which every thread finished reading before the
+    // last barrier; the barrier below makes them visible and frees this one.
+    if (more) put(buffer ^ 1);
+    __syncthreads();
+  }
+}
+
+// The shapes the write of C takes: K ≤ max_k (few columns go to the pass over A first).
+bool tiny_k(Shape s) { return s.k <= TinyK::max_k; }
+
+// The instantiation for k16s (k-steps of 16): tried from 1 up.
+template <int strip_cols, int k16s = 1>
+void launch_tiny_k_kernel(int want_k16s, dim3 grid, const GemmProblem<__half>& p, long long strips, int band_stages,
+                          cudaStream_t stream) {
+  if constexpr (16 * k16s <= TinyK::max_k) {
+    if (want_k16s != k16s)
+      return launch_tiny_k_kernel<strip_cols, k16s + 1>(want_k16s, grid, p, strips, band_stages, stream);
+    tiny_k_gemm<strip_cols, k16s><<<grid, TinyK::threads, 0, stream>>>(p, strips, band_stages);
+  }
+}
+
+void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
+  // The narrowest strip that covers N, so that few columns do not leave most warps without one.
+  const int strip_cols = p.n <= 64 ? 64 : p.n <= 128 ? 128 : 256;
+  const long long strips = ceil_div(p.n, strip_cols), stages = ceil_div(p.m, TinyK::stage_rows);
+  // Bands of rows: as many stages a band as fill the GPU's resident blocks in whole waves, at most
+  // max_band_stages (a small problem: one stage a block, as many blocks as there are stages).
+  const long long slots = (long long)multiprocessors() * TinyK::min_blocks_per_sm, units = stages * strips;
+  const long long waves = ceil_div(units, slots * TinyK::max_band_stages);
+  const int band_stages = int(std::min<long long>(TinyK::max_band_stages, ceil_div(units, slots * waves)));
+  const long long blocks = strips * ceil_div(stages, band_stages);
+  if (blocks > 2147483647LL) throw std::length_error("14_tile_per_shape: too many blocks for tiny K");
+  const dim3 grid{unsigned(blocks)};
+  const int k16s = int(ceil_div(p.k, 16));
+  if (strip_cols == 64)
+    launch_tiny_k_kernel<64>(k16s, grid, p, strips, band_stages, stream);
+  else if (strip_cols == 128)
+    launch_tiny_k_kernel<128>(k16s, grid, p, strips, band_stages, stream);
+  else
+    launch_tiny_k_kernel<256>(k16s, grid, p, strips, band_stages, stream);
+  WORKLOG_CHECK_LAUNCH();
+}
+
 // ---- The step ---------------------------------------------------------------------------------------
-// Few columns go to the pass over A above; rows TMA cannot describe to 13, few rows to 12's swapped
-// family (its width follows M); every other shape to the menu's entry that the model picks (best of
-// menu: the fastest measured).
+// Few columns go to the pass over A above, tiny K to the write of C; rows TMA cannot describe to 13, few rows to 12's
+// swapped family (its width follows M); every other shape to the menu's entry that the model picks (best of menu: the
+// fastest measured).
 template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (thin(shape_of(p))) return launch_thin(p, stream);
+  if (tiny_k(shape_of(p))) return launch_tiny_k(p, stream);
   if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
   if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
   const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
@@ -455,6 +624,7 @@ void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
 // The workspace: the most any route of the shape may take (13's, which covers 12's, or any entry's).
 std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
   if (thin(shape)) return thin_workspace_bytes(shape);
+  if (tiny_k(shape)) return 0;  // the write of C needs none
   std::size_t bytes = pad_unaligned::workspace_bytes(shape, strides);
   for (const Entry& e : menu_items()) bytes = std::max(bytes, e.workspace(shape, strides));
   return bytes;

@@ -54,5 +54,7 @@ const Costs* costs(const Entry& e);
 std::size_t pick(Shape shape, Strides strides);
 // M up to this goes to 12's swapped family, not to the menu.
 inline constexpr int few_rows = 128;
+// K up to this goes to the write of C (tiny K: one or two mma.sync k-steps a tile), not to the menu.
+inline constexpr int tiny_k_max = 32;
 
 }  // namespace worklog::tile_per_shape

@@ -93,6 +93,10 @@ std::vector<Case> test_cases() {
       {1, 4097, 33},      // one row, N ≡ 1: in place
       {257, 33921, 24},   // N ≡ 1, 2 × 266 tiles of 256 × 128 (over 4 a block on 132 SMs): the swap kernel
                           // writes C through shared memory, a last tile row of one row, a last column of one
+      // Shapes for tiny K (14: C written by CUDA cores, B's columns in registers, A's rows staged):
+      // few columns in 64-wide strips over many bands of rows, and K at the limit in 256-wide strips.
+      {3001, 40, 27},   // 12 bands of 256 rows, the last of 185; K = 27: the last float4 of a row of A ends in a zero
+      {520, 1000, 32},  // K = 32, the most in registers; 4 strips of 256, the last of 232 columns
   };
   // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
   // strides that keep 16-byte rows (the fast paths, now with rows whose length is no multiple of 8:
@@ -113,6 +117,7 @@ std::vector<Case> test_cases() {
       {{300, 280, 17}, {19, 283, 284}},         // K ≡ 1, everything unaligned: A and B padded for 11
       {{257, 33921, 24}, {24, 33928, 33921}},   // B aligned by stride, C's rows not: C through shared memory
                                                 // with no copy (13), and in 12's swap_all
+      {{3001, 40, 27}, {29, 41, 43}},           // tiny K, every stride odd (14's write of C)
   };
   std::vector<Case> cases;
   auto add = [&](Shape s, Strides t) {
