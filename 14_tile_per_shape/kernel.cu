@@ -24,6 +24,7 @@
 //     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -456,22 +457,23 @@ struct TinyK {
   static constexpr int max_k = tile_per_shape::tiny_k_max;  // 32: two k-steps of 16, B's fragments in registers
   static constexpr int threads = 256;                       // 8 warps, each 32 columns of the strip
   static constexpr int warp_cols = 32;                      // four n8 pieces of mma.sync a warp
-  static constexpr int stage_rows = 64;  // A's rows in shared memory at once: a 16-row piece per warp or more
-  static constexpr int row_halves =
-      max_k + 8;  // a staged row's pitch: 80 bytes, so ldmatrix's 8 rows hit distinct banks
-  static constexpr int c_pitch =
-      warp_cols + 8;                         // a staged row of C: 160 bytes, so a half-warp's pairs hit distinct banks
-  static constexpr int max_band_stages = 4;  // stages a block walks at most: its B loaded once for 256 rows
-  static constexpr int min_blocks_per_sm = 3;  // caps the registers (85): 24 warps per SM keep stores in flight
+  static constexpr int stage_rows = 64;                     // A's rows staged at once: 16-row pieces for every warp
+  static constexpr int row_halves = max_k + 8;  // staged row of A: 80 bytes, ldmatrix's rows on distinct banks
+  static constexpr int c_pad = 8;               // staged row of C: 8 floats more, pairs on distinct banks
+  static constexpr int line_floats = 32;        // floats of a 128-byte line: what one store writes
+  static constexpr int max_band_stages = 4;     // stages a block walks at most: B loaded once for 256 rows
+  static constexpr int min_blocks_per_sm = 3;   // caps registers at 85: 24 warps an SM keep stores in flight
 };
 static_assert(TinyK::max_k % 16 == 0, "TinyK::max_k must be whole k-steps of 16");
 static_assert(TinyK::row_halves % 8 == 0, "TinyK::row_halves must keep ldmatrix's rows on 16 bytes");
-static_assert(TinyK::c_pitch % 2 == 0, "TinyK::c_pitch must keep pairs of floats on 8 bytes");
+static_assert(TinyK::c_pad % 32 == 8 || TinyK::c_pad % 32 == 24, "TinyK::c_pad must put rows 8 banks apart");
 static_assert(TinyK::threads % TinyK::max_k == 0 && TinyK::stage_rows * TinyK::max_k % TinyK::threads == 0,
               "TinyK: a stage of A must be whole rows of max_k loads for every thread");
 
-// k16s: k-steps of 16 (1 or 2), a template parameter so that the products unroll with no predicate.
-template <int strip_cols, int k16s>
+// k16s: k-steps of 16 (1 or 2), a template parameter so that the products unroll with no predicate;
+// realign: C's rows do not all start on 128-byte lines (an odd ldc: 46341), and the stores follow
+// the lines rather than the warps' columns.
+template <int strip_cols, int k16s, bool realign>
 __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
     tiny_k_gemm(const __grid_constant__ GemmProblem<__half> p, long long strips, int band_stages) {
   using namespace mma_sync;
@@ -483,11 +485,14 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
   constexpr int loads = TinyK::stage_rows * TinyK::max_k / TinyK::threads;  // elements of A a thread stages
   constexpr int rows_per_load = TinyK::threads / TinyK::max_k;              // rows of A a round of loads covers
   __shared__ __align__(16) __half a_stage[2][TinyK::stage_rows][TinyK::row_halves];  // one read, one filled
-  __shared__ __align__(16) float c_stage[warps][16][TinyK::c_pitch];                 // each warp's 16 × 32 of C
+  // The block's rows of C from one 16-row piece of each warp: 16 · warps_m rows × the strip.
+  __shared__ __align__(16) float c_stage[16 * warps_m][strip_cols + TinyK::c_pad];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long strip = blockIdx.x % strips, band = blockIdx.x / strips;
-  const long long warp_col = strip * strip_cols + (warp % warps_n) * TinyK::warp_cols;  // its first column
-  const int warp_row = (warp / warps_n) * warp_rows;                                    // its first row of a stage
+  const long long strip_col = strip * strip_cols,
+                  strip_end = strip_col + strip_cols < p.n ? strip_col + strip_cols : p.n;
+  const long long warp_col = strip_col + (warp % warps_n) * TinyK::warp_cols;  // its first column
+  const int warp_row = (warp / warps_n) * warp_rows;                           // its first row of a stage
   const long long row_begin = band * band_stages * TinyK::stage_rows;
   const long long band_end = row_begin + (long long)band_stages * TinyK::stage_rows;
   const long long row_end = band_end < p.m ? band_end : p.m;
@@ -530,39 +535,65 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
   for (long long stage_row = row_begin; stage_row < row_end; stage_row += TinyK::stage_rows, buffer ^= 1) {
     // Stage 2: the next rows' loads go out first, to arrive while this stage's products are made.
     const bool more = stage_row + TinyK::stage_rows < row_end;
-    if (more) fetch(stage_row + TinyK::stage_rows);
+    if (more) {
+      fetch(stage_row + TinyK::stage_rows);
+    }
     // Stage 3: each 16-row piece of the warp's rows: A's fragments by ldmatrix, four 16 × 8 products
     // a k-step (lane l: rows l / 4 and 8 below, columns 2·(l % 4) and the next of each 8-column
-    // piece), into the warp's c_stage; then out by rows, lane l writing column l of each.
-    float(&piece_c)[16][TinyK::c_pitch] = c_stage[warp];
-    const long long col = warp_col + lane;
+    // piece), into c_stage beside the other warps' pieces; then out, each store one 128-byte line
+    // of C (lane l its float l) or the part of one that lies in the strip.
 #pragma unroll 1
-    for (int piece_row = warp_row; piece_row < warp_row + warp_rows; piece_row += 16) {
+    for (int piece_row = 0; piece_row < warp_rows; piece_row += 16) {
       float acc[4][4] = {};
 #pragma unroll
       for (int step = 0; step < k16s; ++step) {
         unsigned a[4];
-        ldmatrix_x4(a, shared_address(&a_stage[buffer][piece_row + lane % 16][16 * step + 8 * (lane / 16)]));
+        const int a_row = warp_row + piece_row + lane % 16;
+        ldmatrix_x4(a, shared_address(&a_stage[buffer][a_row][16 * step + 8 * (lane / 16)]));
 #pragma unroll
         for (int piece = 0; piece < 4; ++piece) mma_m16n8k16(acc[piece], a, b[piece][step]);
       }
+      const int c_row = (warp / warps_n) * 16 + lane / 4;  // c_stage holds warp part m's piece at rows 16m…
 #pragma unroll
       for (int piece = 0; piece < 4; ++piece) {
-        const int c = 8 * piece + 2 * (lane % 4);
-        *reinterpret_cast<float2*>(&piece_c[lane / 4][c]) = make_float2(acc[piece][0], acc[piece][1]);
-        *reinterpret_cast<float2*>(&piece_c[lane / 4 + 8][c]) = make_float2(acc[piece][2], acc[piece][3]);
+        const int c = (warp % warps_n) * TinyK::warp_cols + 8 * piece + 2 * (lane % 4);
+        *reinterpret_cast<float2*>(&c_stage[c_row][c]) = make_float2(acc[piece][0], acc[piece][1]);
+        *reinterpret_cast<float2*>(&c_stage[c_row + 8][c]) = make_float2(acc[piece][2], acc[piece][3]);
       }
-      __syncwarp();
+      if constexpr (!realign) {
+        // C's rows start on lines: the warp writes its own piece, 16 rows of 32 floats, a line each.
+        __syncwarp();
+        const long long col = warp_col + lane;
 #pragma unroll 4
-      for (int r = 0; r < 16; ++r) {
-        const long long row = stage_row + piece_row + r;
-        if (row < row_end && col < p.n) {
-          float* c = p.c + row * p.ldc + col;
-          const float v = p.alpha * piece_c[r][lane];
-          __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);  // streamed: C is not read again
+        for (int r = 0; r < 16; ++r) {
+          const long long row = stage_row + warp_row + piece_row + r;
+          if (row < row_end && col < p.n) {
+            float* c = p.c + row * p.ldc + col;
+            const float v = p.alpha * c_stage[(warp / warps_n) * 16 + r][col - strip_col];
+            __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);  // streamed: C is not read again
+          }
         }
+        __syncwarp();  // the piece is read before the next one is written
+      } else {
+        // Rows off lines: a warp's 32 columns would straddle two lines of C, so the block's rows go
+        // out whole, a warp a row, each store the part of one line that lies in the strip.
+        __syncthreads();
+        for (int r = warp; r < 16 * warps_m; r += warps) {
+          const long long row = stage_row + (r / 16) * warp_rows + piece_row + r % 16;
+          if (row >= row_end) continue;
+          float* c_row_start = p.c + row * p.ldc;
+          // The strip's first column lies `skew` floats past the start of its line.
+          const int skew =
+              int(reinterpret_cast<std::uintptr_t>(c_row_start + strip_col) / sizeof(float) % TinyK::line_floats);
+          for (long long col = strip_col - skew + lane; col < strip_end; col += TinyK::line_floats) {
+            if (col < strip_col) continue;
+            float* c = c_row_start + col;
+            const float v = p.alpha * c_stage[r][col - strip_col];
+            __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);
+          }
+        }
+        __syncthreads();  // c_stage is read before the next piece is written
       }
-      __syncwarp();  // the piece is read before the next one is written
     }
     // Stage 4: the next rows into the other buffer, which every thread finished reading before the
     // last barrier; the barrier below makes them visible and frees this one.
@@ -574,14 +605,17 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
 // The shapes the write of C takes: K ≤ max_k (few columns go to the pass over A first).
 bool tiny_k(Shape s) { return s.k <= TinyK::max_k; }
 
-// The instantiation for k16s (k-steps of 16): tried from 1 up.
+// The instantiation for k16s (k-steps of 16, tried from 1 up) and realign.
 template <int strip_cols, int k16s = 1>
-void launch_tiny_k_kernel(int want_k16s, dim3 grid, const GemmProblem<__half>& p, long long strips, int band_stages,
-                          cudaStream_t stream) {
+void launch_tiny_k_kernel(int want_k16s, bool realign, dim3 grid, const GemmProblem<__half>& p, long long strips,
+                          int band_stages, cudaStream_t stream) {
   if constexpr (16 * k16s <= TinyK::max_k) {
     if (want_k16s != k16s)
-      return launch_tiny_k_kernel<strip_cols, k16s + 1>(want_k16s, grid, p, strips, band_stages, stream);
-    tiny_k_gemm<strip_cols, k16s><<<grid, TinyK::threads, 0, stream>>>(p, strips, band_stages);
+      return launch_tiny_k_kernel<strip_cols, k16s + 1>(want_k16s, realign, grid, p, strips, band_stages, stream);
+    if (realign)
+      tiny_k_gemm<strip_cols, k16s, true><<<grid, TinyK::threads, 0, stream>>>(p, strips, band_stages);
+    else
+      tiny_k_gemm<strip_cols, k16s, false><<<grid, TinyK::threads, 0, stream>>>(p, strips, band_stages);
   }
 }
 
@@ -598,12 +632,13 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (blocks > 2147483647LL) throw std::length_error("14_tile_per_shape: too many blocks for tiny K");
   const dim3 grid{unsigned(blocks)};
   const int k16s = int(ceil_div(p.k, 16));
+  const bool realign = p.ldc % TinyK::line_floats != 0 || !is_aligned(p.c, 4 * TinyK::line_floats);
   if (strip_cols == 64)
-    launch_tiny_k_kernel<64>(k16s, grid, p, strips, band_stages, stream);
+    launch_tiny_k_kernel<64>(k16s, realign, grid, p, strips, band_stages, stream);
   else if (strip_cols == 128)
-    launch_tiny_k_kernel<128>(k16s, grid, p, strips, band_stages, stream);
+    launch_tiny_k_kernel<128>(k16s, realign, grid, p, strips, band_stages, stream);
   else
-    launch_tiny_k_kernel<256>(k16s, grid, p, strips, band_stages, stream);
+    launch_tiny_k_kernel<256>(k16s, realign, grid, p, strips, band_stages, stream);
   WORKLOG_CHECK_LAUNCH();
 }
 

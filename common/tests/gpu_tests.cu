@@ -97,6 +97,7 @@ std::vector<Case> test_cases() {
       // few columns in 64-wide strips over many bands of rows, and K at the limit in 256-wide strips.
       {3001, 40, 27},   // 12 bands of 256 rows, the last of 185; K = 27: the last float4 of a row of A ends in a zero
       {520, 1000, 32},  // K = 32, the most in registers; 4 strips of 256, the last of 232 columns
+      {1100, 96, 20},   // rows of C on 128-byte lines (ldc 96): each warp stores its own piece; 96 of 128 columns
   };
   // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
   // strides that keep 16-byte rows (the fast paths, now with rows whose length is no multiple of 8:
