@@ -18,8 +18,8 @@
 //     the bound the model is judged against.
 //   - Few columns: one column, or a few columns of few rows (a dot product, a matrix times a vector),
 //     leave most tiles' columns empty and most SMs idle: a pass over A with K split over the GPU.
-//   - Tiny K: with K ≤ 32 an element of C is a few products, and the time is C's write: CUDA cores
-//     compute each column from B's column held in registers and store C row after row, any alignment.
+//   - Tiny K: with K ≤ 32 an element of C is one or two mma.sync k-steps, and the time is C's write:
+//     a kernel of its own holds B's columns in registers and stores C by whole lines, any alignment.
 //   - Every other shape goes where the earlier steps answer it: few rows (M ≤ few_rows) to 12's
 //     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
 
@@ -568,9 +568,8 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
         for (int r = 0; r < 16; ++r) {
           const long long row = stage_row + warp_row + piece_row + r;
           if (row < row_end && col < p.n) {
-            float* c = p.c + row * p.ldc + col;
-            const float v = p.alpha * c_stage[(warp / warps_n) * 16 + r][col - strip_col];
-            __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);  // streamed: C is not read again
+            store_c_streamed(p.c + row * p.ldc + col, c_stage[(warp / warps_n) * 16 + r][col - strip_col], p.alpha,
+                             p.beta);
           }
         }
         __syncwarp();  // the piece is read before the next one is written
@@ -587,9 +586,7 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
               int(reinterpret_cast<std::uintptr_t>(c_row_start + strip_col) / sizeof(float) % TinyK::line_floats);
           for (long long col = strip_col - skew + lane; col < strip_end; col += TinyK::line_floats) {
             if (col < strip_col) continue;
-            float* c = c_row_start + col;
-            const float v = p.alpha * c_stage[r][col - strip_col];
-            __stcs(c, p.beta != 0.0f ? v + p.beta * *c : v);
+            store_c_streamed(c_row_start + col, c_stage[r][col - strip_col], p.alpha, p.beta);
           }
         }
         __syncthreads();  // c_stage is read before the next piece is written
@@ -623,8 +620,8 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
   // The narrowest strip that covers N, so that few columns do not leave most warps without one.
   const int strip_cols = p.n <= 64 ? 64 : p.n <= 128 ? 128 : 256;
   const long long strips = ceil_div(p.n, strip_cols), stages = ceil_div(p.m, TinyK::stage_rows);
-  // Bands of rows: as many stages a band as fill the GPU's resident blocks in whole waves, at most
-  // max_band_stages (a small problem: one stage a block, as many blocks as there are stages).
+  // Bands of rows: as many stages a band as make whole waves of min_blocks_per_sm blocks an SM, at
+  // most max_band_stages (a small problem: one stage a block, as many blocks as there are stages).
   const long long slots = (long long)multiprocessors() * TinyK::min_blocks_per_sm, units = stages * strips;
   const long long waves = ceil_div(units, slots * TinyK::max_band_stages);
   const int band_stages = int(std::min<long long>(TinyK::max_band_stages, ceil_div(units, slots * waves)));
@@ -643,9 +640,9 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
 }
 
 // ---- The step ---------------------------------------------------------------------------------------
-// Few columns go to the pass over A above, tiny K to the write of C; rows TMA cannot describe to 13, few rows to 12's
-// swapped family (its width follows M); every other shape to the menu's entry that the model picks (best of menu: the
-// fastest measured).
+// Few columns go to the pass over A above, tiny K to the write of C; rows TMA cannot describe to 13,
+// few rows to 12's swapped family (its width follows M); every other shape to the menu's entry that
+// the model picks (best of menu: the fastest measured).
 template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (thin(shape_of(p))) return launch_thin(p, stream);

@@ -68,6 +68,11 @@ __device__ inline TileOrigin grouped_block_tile_origin(int m, int n, int tile_ro
 __device__ __forceinline__ void store_c(float* c, float acc, float alpha, float beta) {
   *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
+// The same, stored with the evict-first hint (st.global.cs), for a C that the kernel writes once and
+// does not read again (14's write of C for tiny K): L2 may evict its lines first.
+__device__ __forceinline__ void store_c_streamed(float* c, float acc, float alpha, float beta) {
+  __stcs(c, beta == 0.0f ? alpha * acc : alpha * acc + beta * *c);
+}
 
 // A kernel that uses more than 48 KiB of dynamic shared memory must say so before its first launch
 // (cudaFuncSetAttribute); this does it once per kernel and process.

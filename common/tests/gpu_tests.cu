@@ -93,9 +93,9 @@ std::vector<Case> test_cases() {
       {1, 4097, 33},      // one row, N ≡ 1: in place
       {257, 33921, 24},   // N ≡ 1, 2 × 266 tiles of 256 × 128 (over 4 a block on 132 SMs): the swap kernel
                           // writes C through shared memory, a last tile row of one row, a last column of one
-      // Shapes for tiny K (14: C written by CUDA cores, B's columns in registers, A's rows staged):
-      // few columns in 64-wide strips over many bands of rows, and K at the limit in 256-wide strips.
-      {3001, 40, 27},   // 12 bands of 256 rows, the last of 185; K = 27: the last float4 of a row of A ends in a zero
+      // Shapes for tiny K (14's write of C: B's fragments in registers, A's rows staged, C by lines):
+      // few columns in a 64-wide strip over many stages of rows, and K at the limit in 256-wide strips.
+      {3001, 40, 27},   // 47 stages of 64 rows, the last of 57; K = 27: a second k-step of 11, then zeros
       {520, 1000, 32},  // K = 32, the most in registers; 4 strips of 256, the last of 232 columns
       {1100, 96, 20},   // rows of C on 128-byte lines (ldc 96): each warp stores its own piece; 96 of 128 columns
   };
