@@ -57,6 +57,16 @@ struct Config {
 struct UnalignedConfig : Config {
   static constexpr int block_tile_k = 32;
 };
+// The tile for small problems (every side a few hundred), which step 14 launches: 32 × 32 blocks of
+// four 16 × 16 warps, so that a 512² C is 256 blocks rather than 8 and each SM's share of the loads
+// goes out at once; 32 KiB of shared memory (no opt-in, several blocks an SM). Its slices of 64
+// serve the element-wise path too (two copies of each operand a thread: no spill).
+struct SmallTile : Config {
+  static constexpr int block_tile_m = 32, block_tile_n = 32;  // 4 warps: one block's work is short
+  static constexpr int warp_tile_m = 16, warp_tile_n = 16;    // 1 A and 2 B fragments a k-step
+  static constexpr int block_tile_k = 64;                     // 8 KiB a stage, half the barriers of 32
+  static constexpr int stages = 4;                            // 3 slices in flight: K of a few hundred is ~8 slices
+};
 
 constexpr int chunk_halves = 8;  // one 16-byte chunk: a cp.async, an ldmatrix row
 constexpr int mma_m = 16, mma_n = 8, mma_k = 16;
@@ -375,17 +385,17 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
 // ---- Launch -----------------------------------------------------------------------------------------
 
 // cp.async where every row of A and B starts on a 16-byte boundary; element-wise loads otherwise,
-// in UnalignedConfig (variants change the aligned path only).
-template <class Variant>
+// in UnalignedConfig (variants change the aligned path only; the small tile has its own).
+template <class Variant, class Unaligned = UnalignedConfig>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (async_copy::rows_16_byte_aligned(p.k, p.n, p.lda, p.ldb, p.a, p.b))
     launch_over_tiles<mma_ldmatrix_gemm<Variant, true>>(p, Variant::block_tile_m, Variant::block_tile_n,
                                                         Layout<Variant>::threads, Layout<Variant>::shared_bytes,
                                                         stream);
   else
-    launch_over_tiles<mma_ldmatrix_gemm<UnalignedConfig, false>>(
-        p, UnalignedConfig::block_tile_m, UnalignedConfig::block_tile_n, Layout<UnalignedConfig>::threads,
-        Layout<UnalignedConfig>::shared_bytes, stream);
+    launch_over_tiles<mma_ldmatrix_gemm<Unaligned, false>>(p, Unaligned::block_tile_m, Unaligned::block_tile_n,
+                                                           Layout<Unaligned>::threads, Layout<Unaligned>::shared_bytes,
+                                                           stream);
 }
 
 // Variants that change one knob (--variant NAME; README.md tabulates them, the GPU tests run them all).
@@ -412,19 +422,24 @@ struct Tile128x128 : Config {  // 07's block: 4 warps, K slices of 32, 4 stages 
 }  // namespace
 
 void mma_ldmatrix::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_config<Config>(p, stream); }
+void mma_ldmatrix::launch_small_tile(const GemmProblem<__half>& p, cudaStream_t stream) {
+  launch_config<SmallTile, SmallTile>(p, stream);
+}
 
-WORKLOG_REGISTER_STEP(Step<__half>{"08_mma_ldmatrix", launch_config<Config>}
-                          .adds("mma.sync + ldmatrix, swizzled smem")
-                          .reuses_tile(Config::block_tile_m, Config::block_tile_n)
-                          .needs_compute_capability(80)
-                          .variant("k32", "K slices of 32, 4 stages (one barrier per 2 k-steps instead of 4)",
-                                   launch_config<K32>)
-                          .variant("stages3", "3 pipeline stages (144 KiB)", launch_config<Stages3>)
-                          .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
-                          .variant("padded", "rows padded by 16 bytes instead of swizzled", launch_config<Padded>)
-                          .variant("single_fragment_set", "one set of fragments: each k-step loaded, then multiplied",
-                                   launch_config<SingleFragmentSet>)
-                          .variant("tile_128x128", "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)",
-                                   launch_config<Tile128x128>, Tile128x128::block_tile_m, Tile128x128::block_tile_n))
+WORKLOG_REGISTER_STEP(
+    Step<__half>{"08_mma_ldmatrix", launch_config<Config>}
+        .adds("mma.sync + ldmatrix, swizzled smem")
+        .reuses_tile(Config::block_tile_m, Config::block_tile_n)
+        .needs_compute_capability(80)
+        .variant("k32", "K slices of 32, 4 stages (one barrier per 2 k-steps instead of 4)", launch_config<K32>)
+        .variant("stages3", "3 pipeline stages (144 KiB)", launch_config<Stages3>)
+        .variant("row_major", "row-major block order instead of grouped", launch_config<RowMajor>)
+        .variant("padded", "rows padded by 16 bytes instead of swizzled", launch_config<Padded>)
+        .variant("single_fragment_set", "one set of fragments: each k-step loaded, then multiplied",
+                 launch_config<SingleFragmentSet>)
+        .variant("tile_128x128", "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)",
+                 launch_config<Tile128x128>, Tile128x128::block_tile_m, Tile128x128::block_tile_n)
+        .variant("small_tile", "32 × 32 blocks of 4 warps, K slices of 64, 4 stages: 14's small problems",
+                 launch_config<SmallTile, SmallTile>, SmallTile::block_tile_m, SmallTile::block_tile_n))
 
 }  // namespace worklog

@@ -32,6 +32,7 @@
 #include <tuple>
 #include <vector>
 
+#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "11_stream_k/schedule.cuh"
 #include "11_stream_k/stream_k_kernel.cuh"
 #include "12_swap_ab/swap_ab.hpp"
@@ -639,14 +640,25 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
   WORKLOG_CHECK_LAUNCH();
 }
 
+// ---- Small problems: one plain launch ---------------------------------------------------------------
+// With every side at most small_max the product takes a few microseconds, and the menu's setup costs
+// as much again: three tensor maps encoded on the host, a cluster launch, a pipeline filled for a
+// handful of slices, 13's copies where rows are unaligned. 08's kernel with 32 × 32 tiles
+// (mma_ldmatrix.hpp) is one launch with no workspace and reads any alignment.
+bool small(Shape s) {
+  return s.m <= tile_per_shape::small_max && s.n <= tile_per_shape::small_max && s.k <= tile_per_shape::small_max;
+}
+
 // ---- The step ---------------------------------------------------------------------------------------
-// Few columns go to the pass over A above, tiny K to the write of C; rows TMA cannot describe to 13,
-// few rows to 12's swapped family (its width follows M); every other shape to the menu's entry that
-// the model picks (best of menu: the fastest measured).
+// Few columns go to the pass over A above, tiny K to the write of C, small problems to 08's kernel
+// with small tiles; rows TMA cannot describe to 13, few rows to 12's swapped family (its width
+// follows M); every other shape to the menu's entry that the model picks (best of menu: the fastest
+// measured).
 template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (thin(shape_of(p))) return launch_thin(p, stream);
   if (tiny_k(shape_of(p))) return launch_tiny_k(p, stream);
+  if (small(shape_of(p))) return mma_ldmatrix::launch_small_tile(p, stream);
   if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
   if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
   const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
@@ -656,7 +668,7 @@ void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
 // The workspace: the most any route of the shape may take (13's, which covers 12's, or any entry's).
 std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
   if (thin(shape)) return thin_workspace_bytes(shape);
-  if (tiny_k(shape)) return 0;  // the write of C needs none
+  if (tiny_k(shape) || small(shape)) return 0;  // the write of C and 08's kernel need none
   std::size_t bytes = pad_unaligned::workspace_bytes(shape, strides);
   for (const Entry& e : menu_items()) bytes = std::max(bytes, e.workspace(shape, strides));
   return bytes;
@@ -678,6 +690,8 @@ WORKLOG_REGISTER_STEP(
         .needs_workspace(tile_per_shape_workspace_bytes)
         .variant("best_of_menu", "every entry timed on the shape in the process, the fastest run: the model's bound",
                  launch_tile_per_shape<true>, tile_per_shape_workspace_bytes)
+        .variant("small_tile", "08's kernel with 32 × 32 tiles on every shape: the small problems' route",
+                 mma_ldmatrix::launch_small_tile)
         .variant("menu_128x256_c2", "128 × 256 tiles in clusters of 2 sharing B: 11's", launch_tile<Tile<128, 256, 2>>,
                  workspace_bytes<Tile<128, 256, 2>>, 256, 256)
         .variant("menu_128x256_c1", "128 × 256 tiles, no cluster: twice the workers", launch_tile<Tile<128, 256, 1>>,

@@ -56,5 +56,7 @@ std::size_t pick(Shape shape, Strides strides);
 inline constexpr int few_rows = 128;
 // K up to this goes to the write of C (tiny K: one or two mma.sync k-steps a tile), not to the menu.
 inline constexpr int tiny_k_max = 32;
+// Every side up to this: a small problem, one launch of 08's kernel with 32 × 32 tiles, not the menu.
+inline constexpr int small_max = 512;
 
 }  // namespace worklog::tile_per_shape
