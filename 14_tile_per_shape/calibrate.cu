@@ -203,8 +203,7 @@ int main(int argc, char** argv) {
         if (sh.k <= tile_per_shape::tiny_k_max)  // the pick marked below is the menu's, not what 14 runs
           std::printf("  (K ≤ %d: step 14 runs this shape with its write of C, not with the menu)\n",
                       tile_per_shape::tiny_k_max);
-        else if (sh.m <= tile_per_shape::small_max && sh.n <= tile_per_shape::small_max &&
-                 sh.k <= tile_per_shape::small_max)
+        else if (tile_per_shape::small_problem(sh))
           std::printf(
               "  (every side ≤ %d: step 14 runs this shape with 08's kernel in 32 × 32 tiles, not with the menu)\n",
               tile_per_shape::small_max);

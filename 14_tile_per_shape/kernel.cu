@@ -20,6 +20,7 @@
 //     leave most tiles' columns empty and most SMs idle: a pass over A with K split over the GPU.
 //   - Tiny K: with K ≤ 32 an element of C is one or two mma.sync k-steps, and the time is C's write:
 //     a kernel of its own holds B's columns in registers and stores C by whole lines, any alignment.
+//   - Small problems (every side ≤ small_max): 08's kernel with 32 × 32 tiles, one plain launch.
 //   - Every other shape goes where the earlier steps answer it: few rows (M ≤ few_rows) to 12's
 //     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
 
@@ -164,7 +165,7 @@ const std::vector<Entry>& menu_items() {
       item<128, 64, 1>("menu_128x64_c1"),  // few columns (N ≤ 64: early convolution layers)
       item<64, 256, 2>("menu_64x256_c2"),  // a quarter of 11's cluster tile: small squares, more tiles
       item<64, 128, 1>("menu_64x128_c1"),
-      item<64, 64, 1>("menu_64x64_c1"),  // the smallest: small problems, the most tiles
+      item<64, 64, 1>("menu_64x64_c1"),  // the smallest: the most tiles
   });
   return menu;
 }
@@ -640,15 +641,6 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
   WORKLOG_CHECK_LAUNCH();
 }
 
-// ---- Small problems: one plain launch ---------------------------------------------------------------
-// With every side at most small_max the product takes a few microseconds, and the menu's setup costs
-// as much again: three tensor maps encoded on the host, a cluster launch, a pipeline filled for a
-// handful of slices, 13's copies where rows are unaligned. 08's kernel with 32 × 32 tiles
-// (mma_ldmatrix.hpp) is one launch with no workspace and reads any alignment.
-bool small(Shape s) {
-  return s.m <= tile_per_shape::small_max && s.n <= tile_per_shape::small_max && s.k <= tile_per_shape::small_max;
-}
-
 // ---- The step ---------------------------------------------------------------------------------------
 // Few columns go to the pass over A above, tiny K to the write of C, small problems to 08's kernel
 // with small tiles; rows TMA cannot describe to 13, few rows to 12's swapped family (its width
@@ -658,7 +650,10 @@ template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (thin(shape_of(p))) return launch_thin(p, stream);
   if (tiny_k(shape_of(p))) return launch_tiny_k(p, stream);
-  if (small(shape_of(p))) return mma_ldmatrix::launch_small_tile(p, stream);
+  // Small problems (every side ≤ small_max): a few microseconds of products, on which the menu's
+  // smallest tiles leave most SMs idle and 13 adds copies where rows are unaligned; 08's kernel with
+  // 32 × 32 tiles (mma_ldmatrix.hpp) is one launch with no workspace and reads any alignment.
+  if (tile_per_shape::small_problem(shape_of(p))) return mma_ldmatrix::launch_small_tile(p, stream);
   if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
   if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
   const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
@@ -668,7 +663,7 @@ void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
 // The workspace: the most any route of the shape may take (13's, which covers 12's, or any entry's).
 std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
   if (thin(shape)) return thin_workspace_bytes(shape);
-  if (tiny_k(shape) || small(shape)) return 0;  // the write of C and 08's kernel need none
+  if (tiny_k(shape) || tile_per_shape::small_problem(shape)) return 0;  // the write of C and 08's kernel need none
   std::size_t bytes = pad_unaligned::workspace_bytes(shape, strides);
   for (const Entry& e : menu_items()) bytes = std::max(bytes, e.workspace(shape, strides));
   return bytes;
@@ -690,8 +685,6 @@ WORKLOG_REGISTER_STEP(
         .needs_workspace(tile_per_shape_workspace_bytes)
         .variant("best_of_menu", "every entry timed on the shape in the process, the fastest run: the model's bound",
                  launch_tile_per_shape<true>, tile_per_shape_workspace_bytes)
-        .variant("small_tile", "08's kernel with 32 × 32 tiles on every shape: the small problems' route",
-                 mma_ldmatrix::launch_small_tile)
         .variant("menu_128x256_c2", "128 × 256 tiles in clusters of 2 sharing B: 11's", launch_tile<Tile<128, 256, 2>>,
                  workspace_bytes<Tile<128, 256, 2>>, 256, 256)
         .variant("menu_128x256_c1", "128 × 256 tiles, no cluster: twice the workers", launch_tile<Tile<128, 256, 1>>,

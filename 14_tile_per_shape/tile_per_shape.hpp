@@ -58,5 +58,6 @@ inline constexpr int few_rows = 128;
 inline constexpr int tiny_k_max = 32;
 // Every side up to this: a small problem, one launch of 08's kernel with 32 × 32 tiles, not the menu.
 inline constexpr int small_max = 512;
+inline bool small_problem(Shape s) { return s.m <= small_max && s.n <= small_max && s.k <= small_max; }
 
 }  // namespace worklog::tile_per_shape

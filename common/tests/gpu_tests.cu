@@ -99,7 +99,7 @@ std::vector<Case> test_cases() {
       {520, 1000, 32},  // K = 32, the most in registers; 4 strips of 256, the last of 232 columns
       {1100, 96, 20},   // rows of C on 128-byte lines (ldc 96): each warp stores its own piece; 96 of 128 columns
       // Shapes for small problems (14: every side ≤ 512, 08's kernel in 32 × 32 tiles, one launch):
-      {512, 504, 512},  // every side at the bound, N no multiple of 32: cp.async, a last column of tiles in part
+      {512, 504, 512},  // M and K at the bound, N no multiple of 32: cp.async, a last column of tiles in part
       {255, 257, 129},  // every side odd: the element-wise copies, tiles cut on both edges and in K
   };
   // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
