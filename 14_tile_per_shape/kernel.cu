@@ -164,7 +164,8 @@ const std::vector<Entry>& menu_items() {
       item<128, 128, 1>("menu_128x128_c1"),
       item<128, 64, 1>("menu_128x64_c1"),  // few columns (N ≤ 64: early convolution layers)
       item<64, 256, 2>("menu_64x256_c2"),  // a quarter of 11's cluster tile: small squares, more tiles
-      item<64, 128, 1>("menu_64x128_c1"), item<64, 64, 1>("menu_64x64_c1"),  // the smallest: the most tiles
+      item<64, 128, 1>("menu_64x128_c1"),  // a quarter of 11's block tile: mid-size squares
+      item<64, 64, 1>("menu_64x64_c1"),    // the smallest: the most tiles
   });
   return menu;
 }
