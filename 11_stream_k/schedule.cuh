@@ -353,6 +353,11 @@ class Fixup {
   static constexpr int pieces_per_consumer = float4s / piece_float4s;
   static constexpr int pieces = consumers * pieces_per_consumer;
   static constexpr int partial_float4s = float4s * warpgroup_threads;
+  // The float4 loads of partials a thread keeps in flight: each batch waits one round trip to L2. With
+  // fewer float4s a partial (12's narrow widths: 1 to 4), several units' partials make up a batch, so
+  // that a tile split over every SM is added up in a few dozen round trips, not one per unit. More
+  // would cost registers that the K loop's accumulators hold (ptxas then uses the stack).
+  static constexpr int loads_in_flight = 8;
   static_assert(float4s % piece_float4s == 0, "piece_float4s must divide a consumer's float4s");
 
   // This warpgroup (consumer `consumer` of its block), its named barrier. The schedule (the
@@ -487,15 +492,15 @@ class Fixup {
     // LAB: slot s.slot_in(v, tile)) to hold s.epoch, by flag_wait<FlagWait> (the slot for the watchdog), the
     // LAB: warpgroup's threads in turn: thread t_ takes v = u + 1 + t_, then 128 further, …. Then named_barrier_sync
     // LAB: on barrier_ (no thread reads a partial before every flag is seen), and only then add_partials<float4s,
-    // LAB: min(float4s, 8) in flight> of units u + 1 … c1 of the tile, this consumer's, from float4 0, into acc:
-    // LAB: in the order of the units, so that the sum is the same in every run.
+    // LAB: loads_in_flight> of units u + 1 … c1 of the tile, this consumer's, from float4 0, into acc: in the
+    // LAB: order of the units, so that the sum is the same in every run.
     const int c1 = s.last_unit(tile);
     for (int i = t_; i < c1 - u; i += warpgroup_threads) {
       const int v = u + 1 + i, slot = s.slot_in(v, tile);
       flag_wait<FlagWait>(flag(s, slot, consumer_), s.epoch, slot);
     }
     named_barrier_sync<warpgroup_threads>(barrier_);
-    add_partials<float4s, (float4s < 8 ? float4s : 8)>(s, acc, tile, u + 1, c1, consumer_, 0);
+    add_partials<float4s, loads_in_flight>(s, acc, tile, u + 1, c1, consumer_, 0);
     // LAB END
   }
 
@@ -515,8 +520,8 @@ class Fixup {
     // LAB: watchdog), the threads taking i = t_, t_ + 128, …; then named_barrier_sync on barrier_. origin =
     // LAB: origin_of(tile), once. For each piece in [first_piece, end_piece): half = piece / pieces_per_consumer,
     // LAB: within = piece % pieces_per_consumer; a float sum[4·piece_float4s] of zeros; add_partials<piece_float4s,
-    // LAB: 8> of units c0 … c1 (consumer half, float4s from within·piece_float4s on) into it, in order; then
-    // LAB: store_piece of sum, origin, half and within.
+    // LAB: loads_in_flight> of units c0 … c1 (consumer half, float4s from within·piece_float4s on) into it, in
+    // LAB: order; then store_piece of sum, origin, half and within.
     for (int i = t_; i < n * consumers; i += warpgroup_threads) {
       const int v = c0 + i / consumers, slot = s.slot_in(v, tile);
       flag_wait<FlagWait>(flag(s, slot, i % consumers), s.epoch, slot);
@@ -528,7 +533,7 @@ class Fixup {
       float sum[4 * piece_float4s];
 #pragma unroll
       for (int i = 0; i < 4 * piece_float4s; ++i) sum[i] = 0.0f;
-      add_partials<piece_float4s, 8>(s, sum, tile, c0, c1, half, within * piece_float4s);
+      add_partials<piece_float4s, loads_in_flight>(s, sum, tile, c0, c1, half, within * piece_float4s);
       store_piece(sum, origin, half, within);
     }
     // LAB END
