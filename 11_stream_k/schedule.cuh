@@ -353,10 +353,11 @@ class Fixup {
   static constexpr int pieces_per_consumer = float4s / piece_float4s;
   static constexpr int pieces = consumers * pieces_per_consumer;
   static constexpr int partial_float4s = float4s * warpgroup_threads;
-  // The float4 loads of partials a thread keeps in flight: each batch waits one round trip to L2. With
-  // fewer float4s a partial (12's narrow widths: 1 to 4), several units' partials make up a batch, so
-  // that a tile split over every SM is added up in a few dozen round trips, not one per unit. More
-  // would cost registers that the K loop's accumulators hold (ptxas then uses the stack).
+  // The float4 loads of partials a thread keeps in flight; each batch waits one round trip to L2. A
+  // partial of fewer float4s (12's widths 8, 16 and 32: 1, 2 and 4 a thread) shares its batch with the
+  // next units' partials, 8 / float4s of them, so that a tile split over every SM is not added up one
+  // unit per round trip. More loads would take registers the K loop's accumulators hold: with 32,
+  // ptxas put two of 12's kernels on the stack.
   static constexpr int loads_in_flight = 8;
   static_assert(float4s % piece_float4s == 0, "piece_float4s must divide a consumer's float4s");
 

@@ -73,6 +73,7 @@ std::vector<Case> test_cases() {
       {7, 4096, 520},     // width 8, 7 rows of it used
       {8, 2056, 1024},    // width 8, full
       {9, 264, 8200},     // width 16: 3 tiles of 129 slices over every unit
+      {25, 1032, 8200},   // width 32: 9 tiles in 14 parts; the fixup adds 2 units' partials a batch, then 1
       {16, 4096, 4096},   // a decode layer: 32 tiles of 64 slices
       {100, 1000, 3000},  // width 128, a partial last tile of columns
       {128, 520, 2056},   // width 128, full
