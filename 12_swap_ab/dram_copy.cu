@@ -1,19 +1,20 @@
-// The DRAM bandwidth of this GPU, measured by a copy: the floor under step 12's memory-bound shapes.
-// Built as build/bin/12_swap_ab_dram_copy; prints "DRAM copy: X TB/s (read + write)" and "DRAM read:
-// Y TB/s", then, for each shape given, the time it takes to move the bytes a GEMM must move at
-// that rate.
+// The DRAM bandwidth of this GPU, measured by a copy and by a read: the floor under step 12's
+// memory-bound shapes. Built as build/bin/12_swap_ab_dram_copy; prints "DRAM copy: X TB/s (read +
+// write)" and "DRAM read: Y TB/s", then, for each shape given, the time it takes to move the bytes a
+// GEMM must move at the read rate.
 //
 // Usage: 12_swap_ab_dram_copy [--help] [--mib N] [--shape MxNxK]... Exit codes as every program of
-// the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 5 (CUDA error), 77 (no usable CUDA
-// device).
+// the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 3 (4 GiB do not fit), 5 (CUDA error),
+// 77 (no usable CUDA device).
 //
 // A GEMM with few rows of A must read B (N × K FP16) once, A (M × K) once and write C (M × N FP32):
 // nothing can take less time than those bytes at the DRAM's bandwidth. The copy kernel reads and
-// writes a buffer far larger than L2 (256 MiB by default, L2 is 50 MiB on an H200) in 16-byte
-// accesses, every SM busy, several loads in flight per thread; the read kernel only reads (and
-// writes one value per thread, so that nothing is optimized away). A GEMM's traffic is mostly
-// reads, so its floor uses the read rate; the copy rate is printed beside it, as cudaMemcpy-style
-// benchmarks report.
+// writes a buffer far larger than L2 (256 MiB by default, L2 is 50 MiB on an H100) in 16-byte
+// accesses, every SM busy, several loads in flight per thread. The read is the harness's
+// (harness_timing.hpp: measure_dram_read_rate, what every step's --dram-fraction divides by): 4 GiB
+// only read, on its own, so that no copy's writes drain from L2 during it. A GEMM's traffic is
+// mostly reads, so its floor uses the read rate; the copy rate is printed beside it, as
+// cudaMemcpy-style benchmarks report.
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "cuda_check.hpp"
 #include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
+#include "failure.hpp"
 #include "harness_timing.hpp"
 
 namespace {
@@ -47,22 +49,6 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
-// Reads src and writes one sum per thread (so that the loads cannot be dropped).
-__global__ void __launch_bounds__(threads)
-    read_kernel(const float4* __restrict__ src, float* __restrict__ out, long long count) {
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  float sum = 0.0f;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += loads_in_flight * stride) {
-    float4 v[loads_in_flight];
-#pragma unroll
-    for (int j = 0; j < loads_in_flight; ++j)
-      v[j] = i + j * stride < count ? __ldcs(src + i + j * stride) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-    for (int j = 0; j < loads_in_flight; ++j) sum += v[j].x + v[j].y + v[j].z + v[j].w;
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
-}
-
 struct GemmShape {
   long long m, n, k;
 };
@@ -70,10 +56,10 @@ struct GemmShape {
 }  // namespace
 
 const char usage[] = R"(usage: %s [--help] [--mib N] [--shape MxNxK]...
-Measures the DRAM bandwidth of GPU 0 with a copy (read + write) and a read of N MiB (default 256,
-far more than L2), and prints, for each --shape, the least time an FP16 GEMM of that shape can take
-at the read rate: A (M×K) and B (K×N) read once, C (M×N, FP32) written once (beta = 0).
-exit codes: 0 ok, 2 bad argument, 5 CUDA error, 77 no CUDA device
+Measures the DRAM bandwidth of GPU 0 with a copy (read + write) of N MiB (default 256, far more
+than L2) and a read of 4 GiB, and prints, for each --shape, the least time an FP16 GEMM of that
+shape can take at the read rate: A (M×K) and B (K×N) read once, C (M×N, FP32) written once (beta = 0).
+exit codes: 0 ok, 2 bad argument, 3 the 4 GiB read does not fit, 5 CUDA error, 77 no CUDA device
 )";
 
 int main(int argc, char** argv) {
@@ -120,26 +106,21 @@ int main(int argc, char** argv) {
     const long long bytes = mib << 20, count = bytes / 16;
     const int blocks = prop.multiProcessorCount * blocks_per_sm;
     float4 *src = nullptr, *dst = nullptr;
-    float* out = nullptr;
     CUDA_CHECK(cudaMalloc(&src, bytes));
     CUDA_CHECK(cudaMalloc(&dst, bytes));
-    CUDA_CHECK(cudaMalloc(&out, sizeof(float) * blocks * threads));
     CUDA_CHECK(cudaMemset(src, 0, bytes));
-    const std::vector<double> ms = median_ms_interleaved({[&] {
-                                                            copy_kernel<<<blocks, threads>>>(src, dst, count);
-                                                            CUDA_CHECK(cudaGetLastError());
-                                                          },
-                                                          [&] {
-                                                            read_kernel<<<blocks, threads>>>(src, out, count);
-                                                            CUDA_CHECK(cudaGetLastError());
-                                                          }},
-                                                         3, 21);
+    const double copy_ms = median_ms(
+        [&] {
+          copy_kernel<<<blocks, threads>>>(src, dst, count);
+          CUDA_CHECK(cudaGetLastError());
+        },
+        3, 21, TimingMode::warm);  // buffers far larger than L2 (by default): no run finds them there
     CUDA_CHECK(cudaFree(src));
     CUDA_CHECK(cudaFree(dst));
-    CUDA_CHECK(cudaFree(out));
-    const double copy_rate = 2.0 * double(bytes) / (ms[0] * 1e-3), read_rate = double(bytes) / (ms[1] * 1e-3);
-    std::printf("%s, %d SMs: %lld MiB, copy %.3f ms, read %.3f ms\n", prop.name, prop.multiProcessorCount, mib, ms[0],
-                ms[1]);
+    const double read_rate = measure_dram_read_rate(dram_read_bytes, 21);
+    const double copy_rate = 2.0 * double(bytes) / (copy_ms * 1e-3);
+    std::printf("%s, %d SMs: copy of %lld MiB %.3f ms, read of %zu MiB %.3f ms\n", prop.name, prop.multiProcessorCount,
+                mib, copy_ms, dram_read_bytes >> 20, double(dram_read_bytes) / read_rate * 1e3);
     std::printf("DRAM copy: %.2f TB/s (read + write)\n", copy_rate / 1e12);
     std::printf("DRAM read: %.2f TB/s\n", read_rate / 1e12);
     for (const GemmShape& s : shapes) {
@@ -150,6 +131,9 @@ int main(int argc, char** argv) {
   } catch (const CudaError& e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
     return exit_cuda_error;
+  } catch (const Failure& f) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), f.message.c_str());
+    return f.exit_code;
   }
   return exit_ok;
 }

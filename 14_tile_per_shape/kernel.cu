@@ -646,16 +646,31 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
 // with small tiles; rows TMA cannot describe to 13, few rows to 12's swapped family (its width
 // follows M); every other shape to the menu's entry that the model picks (best of menu: the fastest
 // measured).
+using tile_per_shape::Route;
+Route route_of_problem(const GemmProblem<__half>& p) {
+  const bool bases_aligned = is_aligned(p.a, 16) && is_aligned(p.b, 16) && is_aligned(p.c, 16);
+  return tile_per_shape::route_of(shape_of(p), strides_of(p), bases_aligned);
+}
+
 template <bool best_of_menu>
 void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (thin(shape_of(p))) return launch_thin(p, stream);
-  if (tiny_k(shape_of(p))) return launch_tiny_k(p, stream);
-  // Small problems (every side ≤ small_max): a few microseconds of products, on which the menu's
-  // smallest tiles leave most SMs idle and 13 adds copies where rows are unaligned; 08's kernel with
-  // 32 × 32 tiles (mma_ldmatrix.hpp) is one launch with no workspace and reads any alignment.
-  if (tile_per_shape::small_problem(shape_of(p))) return mma_ldmatrix::launch_small_tile(p, stream);
-  if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
-  if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
+  switch (route_of_problem(p)) {
+    case Route::pass_over_a:
+      return launch_thin(p, stream);
+    case Route::tiny_k:
+      return launch_tiny_k(p, stream);
+    case Route::small_problem:
+      // A few microseconds of products, on which the menu's smallest tiles leave most SMs idle and 13
+      // adds copies where rows are unaligned; 08's kernel with 32 × 32 tiles (mma_ldmatrix.hpp) is one
+      // launch with no workspace and reads any alignment.
+      return mma_ldmatrix::launch_small_tile(p, stream);
+    case Route::padded:
+      return pad_unaligned::launch(p, stream);
+    case Route::few_rows:
+      return swap_ab::launch(p, stream);
+    case Route::menu:
+      break;
+  }
   const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
   menu_items()[pick].launch(p, stream);
 }
@@ -672,6 +687,34 @@ std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
 }  // namespace
 
 const std::vector<tile_per_shape::Entry>& tile_per_shape::menu() { return menu_items(); }
+const char* tile_per_shape::route_name(Route route) {
+  switch (route) {
+    case Route::pass_over_a:
+      return "pass over A";
+    case Route::tiny_k:
+      return "tiny K";
+    case Route::small_problem:
+      return "small problem";
+    case Route::padded:
+      return "13's padding";
+    case Route::few_rows:
+      return "12's few rows";
+    case Route::menu:
+      return "the menu";
+  }
+  return "?";
+}
+// The order of launch_tile_per_shape's decisions. TMA (the menu, 12's swap) needs A's and B's rows
+// and bases on 16 bytes, and the menu's TMA store of C needs C's too, with whole 16-byte chunks a row
+// (stream_k::tma_path_possible): what it cannot describe goes to 13.
+tile_per_shape::Route tile_per_shape::route_of(Shape shape, Strides strides, bool bases_aligned) {
+  if (thin(shape)) return Route::pass_over_a;
+  if (tiny_k(shape)) return Route::tiny_k;
+  if (small_problem(shape)) return Route::small_problem;
+  if (!bases_aligned || !stream_k::tma_strides_possible(shape, strides)) return Route::padded;
+  if (shape.m <= few_rows) return Route::few_rows;
+  return Route::menu;
+}
 const tile_per_shape::Costs* tile_per_shape::costs(const Entry& e) { return costs_of(e); }
 std::size_t tile_per_shape::pick(Shape shape, Strides strides) { return choose(shape, strides); }
 

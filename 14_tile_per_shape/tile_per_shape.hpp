@@ -1,5 +1,6 @@
 // What step 14 offers beside its launcher: its menu of kernels, for the calibrate tool that prices
-// each entry on a GPU (calibrate.cu) and for the tests. Defined in 14_tile_per_shape/kernel.cu.
+// each entry on a GPU (calibrate.cu) and for the tests, and the route a problem takes, for the tests
+// that every route is checked. Defined in 14_tile_per_shape/kernel.cu.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -59,5 +60,17 @@ inline constexpr int tiny_k_max = 32;
 // Every side up to this: a small problem, one launch of 08's kernel with 32 × 32 tiles, not the menu.
 inline constexpr int small_max = 512;
 inline bool small_problem(Shape s) { return s.m <= small_max && s.n <= small_max && s.k <= small_max; }
+
+// The routes a launch of 14 can take, in the order the launch decides them (kernel.cu:
+// launch_tile_per_shape): few columns to the pass over A, K ≤ tiny_k_max to the write of C, small
+// problems to 08's kernel, rows TMA cannot describe to 13's padding, M ≤ few_rows to 12's swapped
+// family, the rest to the menu's entry that the model picks.
+enum class Route { pass_over_a, tiny_k, small_problem, padded, few_rows, menu };
+inline constexpr Route all_routes[] = {Route::pass_over_a, Route::tiny_k,   Route::small_problem,
+                                       Route::padded,      Route::few_rows, Route::menu};
+const char* route_name(Route route);
+// The route of a problem of this shape and these (resolved) strides whose A, B and C start on 16
+// bytes when bases_aligned (every allocation does; an operand offset into one may not).
+Route route_of(Shape shape, Strides strides, bool bases_aligned);
 
 }  // namespace worklog::tile_per_shape

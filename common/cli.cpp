@@ -125,6 +125,15 @@ Options parse_options(const std::vector<std::string>& args) {
          o.shapes_path = v;
        }},
       {"--time-cap", [&](auto& f, auto& v) { o.time_cap_ms = parse_ms(f, v); }},
+      {"--timing",
+       [&](auto& f, auto& v) {
+         if (v == "cold")
+           o.timing = TimingMode::cold;
+         else if (v == "warm")
+           o.timing = TimingMode::warm;
+         else
+           fail(f + " expects 'cold' or 'warm' (got '" + v + "')");
+       }},
       {"--profile",
        [&](auto& f, auto& v) {
          if (v == "step")
@@ -143,6 +152,10 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     if (word == "--no-check") {
       o.check = false;
+      continue;
+    }
+    if (word == "--dram-fraction") {
+      o.dram_fraction = true;
       continue;
     }
     if (word == "--no-cublas") {
@@ -173,6 +186,7 @@ Options parse_options(const std::vector<std::string>& args) {
     // A profile run launches once and measures nothing itself: a CSV row would have no numbers.
     if (!o.csv_path.empty()) fail("--profile cannot be combined with --csv (a profile run times nothing)");
     if (o.profile == ProfileTarget::cublas && !o.cublas) fail("--profile cublas cannot be combined with --no-cublas");
+    if (o.dram_fraction) fail("--profile cannot be combined with --dram-fraction (a profile run times nothing)");
     o.check = false;
   }
   return o;
@@ -205,6 +219,14 @@ cuBLAS on the same random inputs, checks the result, and times both.
                         --csv as a run of its own; a shape that does not fit is skipped, with a line
   --time-cap MS         time fewer rounds than --iters (at least one) when they would take more
                         than MS milliseconds, as measured by one more round first
+  --timing MODE         the caches each timed run starts from: cold (default: L2 flushed before
+                        every timed run, operands read from DRAM, as a model reads a layer's
+                        weights once per token) or warm (operands left in L2 by the run before);
+                        in both, GPU work queued before each timed run covers the host's time
+                        to launch it, so only the GPU's time is measured
+  --dram-fraction       measure this GPU's DRAM read rate (a read of 4 GiB) once, and report the
+                        least bytes each run must move (A and B read once, C written once) over
+                        its time, as a fraction of that rate (CSV: dram_fraction)
   --device D            CUDA device index (default 0)
   --variant V           run the step's variant V instead (steps that measure techniques one by
                         one register them; an unknown V lists the known ones)
@@ -217,6 +239,8 @@ exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memor
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device
 )";
 }
+
+const char* timing_mode_name(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "warm"; }
 
 std::vector<Shape> parse_shape_list(const std::string& text, const std::string& name) {
   std::vector<Shape> shapes;

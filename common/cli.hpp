@@ -19,6 +19,12 @@ enum class InitialC { random, nan };
 // `ncu --profile-from-start off`, which then sees that one kernel and nothing else).
 enum class ProfileTarget { none, step, cublas };
 
+// --timing: the state of the caches in which each timed run starts (harness_timing.hpp). cold: L2 is
+// flushed before every timed run, as a model meets a layer's weights (read from DRAM once per
+// token); warm: the operands stay in L2 from the run before, as when one GEMM runs over and over.
+enum class TimingMode { cold, warm };
+const char* timing_mode_name(TimingMode mode);  // "cold", "warm"
+
 struct Options {
   Shape shape{4096, 4096, 4096};
   Strides strides;  // --lda, --ldb, --ldc; 0: packed (K, N, N)
@@ -39,6 +45,10 @@ struct Options {
   // --time-cap: when > 0, fewer timed rounds than `iters` where the rounds would take longer than
   // this many milliseconds (at least one round; one more, untimed by the median, measures a round).
   double time_cap_ms = 0;
+  TimingMode timing = TimingMode::cold;  // --timing
+  // --dram-fraction: measure this GPU's DRAM read rate once in the process (a read of 4 GiB) and
+  // report each run's least bytes (A and B read once, C written once) as a fraction of it.
+  bool dram_fraction = false;
   ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
   bool help = false;
 };

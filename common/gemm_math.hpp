@@ -85,6 +85,13 @@ inline double modeled_global_bytes(Shape s, int input_bytes, int tile_rows, int 
   return (a_reads + b_reads) * input_bytes + c_bytes;
 }
 
+// The least global-memory traffic of any kernel for the shape: A and B read once, C written once (and
+// read once more when beta != 0). Over a run's time, the rate a kernel would need from DRAM if every
+// byte came from there exactly once: the floor of a memory-bound GEMM (the DRAM roofline).
+constexpr double least_global_bytes(Shape s, int input_bytes, bool reads_c) {
+  return (double(s.m) * s.k + double(s.k) * s.n) * input_bytes + double(s.m) * s.n * 4.0 * (reads_c ? 2.0 : 1.0);
+}
+
 // x * y in 64 bits, or nothing when it overflows.
 inline std::optional<std::uint64_t> checked_mul(std::uint64_t x, std::uint64_t y) {
   std::uint64_t r = 0;

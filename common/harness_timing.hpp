@@ -1,52 +1,67 @@
-// median_ms(), median_ms_interleaved(): CUDA-event timing shared by the steps, cuBLAS and the tests.
+// time_interleaved(): the CUDA-event timing shared by the steps, cuBLAS and the tools, in one of two
+// modes (cli.hpp: TimingMode); and the two measurements of the GPU that a timed row carries: its SM
+// clock and its DRAM read rate.
+//
+// What a timed run measures. Each run sits between two CUDA events. Before it, outside the events,
+// the GPU gets a cover: a kernel that holds it for longer than the host takes to launch the run, and
+// in cold mode a read of a buffer three times the size of L2, which evicts the operands and holds the
+// GPU too. While the cover runs, the host enqueues the run: a library call's host work (cuBLAS's
+// heuristics, several microseconds) then happens while the GPU is busy, and the interval between the
+// events is the GPU's time alone, as Nsight Compute's kernel durations are. Without a cover, the
+// start event fires as soon as it is enqueued and the host's time inside the call is counted as
+// the kernel's. Each timed run also records how long the host took to enqueue it; a run whose
+// enqueue outlasted its cover is counted (Timings::uncovered), never silently kept.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <vector>
 
-#include "cuda_check.hpp"
+#include "cli.hpp"  // TimingMode
 
 namespace worklog {
 
-// The medians of several runs timed in alternation: round after round, each run once. Runs that are
-// compared (a step and cuBLAS) then share the GPU's clock and power state, which drifts over a
-// few hundred milliseconds of heavy work; timing one after the other let that drift favour one
-// side (seen on an H100 at 8192³: cuBLAS at 1.47 ms in some processes, 1.75 ms in others).
-inline std::vector<double> median_ms_interleaved(const std::vector<std::function<void()>>& runs, int warmup,
-                                                 int iters) {
-  for (int i = 0; i < warmup; ++i)
-    for (const auto& run : runs) run();
-  const std::size_t count = runs.size();
-  std::vector<cudaEvent_t> events(2 * count * std::size_t(iters));
-  for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < iters; ++i)
-    for (std::size_t r = 0; r < count; ++r) {
-      CUDA_CHECK(cudaEventRecord(events[2 * (i * count + r)]));
-      runs[r]();
-      CUDA_CHECK(cudaEventRecord(events[2 * (i * count + r) + 1]));
-    }
-  CUDA_CHECK(cudaEventSynchronize(events.back()));
-  std::vector<double> medians;
-  for (std::size_t r = 0; r < count; ++r) {
-    std::vector<double> ms(iters);
-    for (int i = 0; i < iters; ++i) {
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, events[2 * (i * count + r)], events[2 * (i * count + r) + 1]));
-      ms[i] = t;
-    }
-    std::sort(ms.begin(), ms.end());
-    medians.push_back(iters % 2 ? ms[iters / 2] : 0.5 * (ms[iters / 2 - 1] + ms[iters / 2]));
-  }
-  for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
-  return medians;
+// A timed comparison's medians and what the GPU did meanwhile.
+struct Timings {
+  std::vector<double> ms;  // each run's median over the timed rounds, in the order of the runs
+  int rounds = 0;          // timed rounds (each run once per round)
+  // The SM clock (measure_sm_clock_mhz), just before the first timed round and just after the last.
+  double sm_mhz_before = 0, sm_mhz_after = 0;
+  int uncovered = 0;  // timed runs whose host enqueue took longer than the GPU work covering it
+  // A fall of more than this fraction of the clock during the timed rounds (throttling, power
+  // capping) is flagged: the rows then compare runs made at different speeds.
+  static constexpr double clock_fall_tolerance = 0.02;
+  bool clock_fell() const { return sm_mhz_after < sm_mhz_before * (1.0 - clock_fall_tolerance); }
+};
+
+// Times the runs in alternation: `warmup` untimed rounds, then `iters` rounds, each run once per round,
+// each timed run preceded by its cover (above) in `mode`. Runs that are compared (a step and cuBLAS)
+// share the GPU's clock and power state, which drift over a few hundred milliseconds of heavy work;
+// timing one after the other let that drift favour one side (seen on an H100 at 8192³: cuBLAS at
+// 1.47 ms in some processes, 1.75 ms in others). Every run enqueues its work on the default stream.
+Timings time_interleaved(const std::vector<std::function<void()>>& runs, int warmup, int iters, TimingMode mode);
+
+// The medians alone.
+inline std::vector<double> median_ms_interleaved(const std::vector<std::function<void()>>& runs, int warmup, int iters,
+                                                 TimingMode mode) {
+  return time_interleaved(runs, warmup, iters, mode).ms;
+}
+inline double median_ms(const std::function<void()>& run, int warmup, int iters, TimingMode mode) {
+  return time_interleaved({run}, warmup, iters, mode).ms[0];
 }
 
-// The median of one run's timings.
-inline double median_ms(const std::function<void()>& run, int warmup, int iters) {
-  return median_ms_interleaved({run}, warmup, iters)[0];
-}
+// The SM clock of the current device now, in MHz: the SM's cycle counter (clock64) over the GPU's
+// global nanosecond timer, read by one thread between two ticks of that timer 100 µs apart.
+double measure_sm_clock_mhz();
+
+// The DRAM read rate of the current device, in bytes per second: a kernel that only reads `bytes`
+// (every SM, 16-byte loads, several in flight per thread), the median of `reps` timed reads after
+// one untimed. Nothing else runs between the reads (no copy, whose writes a read would drain).
+// Throws Failure (exit_does_not_fit) when the buffer cannot be allocated.
+double measure_dram_read_rate(std::size_t bytes, int reps);
+// What --dram-fraction reads: 4 GiB, many times L2.
+inline constexpr std::size_t dram_read_bytes = std::size_t(4) << 30;
 
 }  // namespace worklog

@@ -27,6 +27,12 @@ struct Measurement {
   double ms, cublas_ms, global_bytes;  // cublas_ms is 0 when cuBLAS was not timed
   CheckResult check;
   bool checked;
+  TimingMode timing;
+  double sm_mhz_before, sm_mhz_after;  // the SM clock before and after the timed rounds
+  bool clock_fell;                     // by more than Timings::clock_fall_tolerance
+  int uncovered;                       // timed runs whose host enqueue outlasted their cover
+  double least_bytes;                  // what the GEMM must move at least: A and B read once, C written (and read)
+  double dram_read_rate;               // bytes per second (--dram-fraction), 0 when not measured
 };
 
 // Why rows could not be appended to the --csv file `path` (strerror's words), or nothing when they

@@ -28,7 +28,7 @@ namespace {
 int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& o) {
   if (o.time_cap_ms <= 0) return o.iters;
   double round_ms = 0;
-  for (const double ms : median_ms_interleaved(runs, 0, 1)) round_ms += ms;
+  for (const double ms : median_ms_interleaved(runs, 0, 1, o.timing)) round_ms += ms;
   const double fit = o.time_cap_ms / std::max(round_ms, 1e-6);
   return fit >= o.iters ? o.iters : std::max(1, int(fit));
 }
@@ -36,7 +36,7 @@ int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& 
 // One shape, o.shape: time the step and cuBLAS, then check the step against cuBLAS; print the result
 // line (after the header line, when asked) and append the CSV row. Returns exit_ok or exit_check_failed.
 template <class Input>
-int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header) {
+int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header, double dram_read_rate) {
   const RunInfo info = describe_run(prop);
   GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape, o.strides), o.strides);
   std::optional<CublasHandle> cublas;
@@ -44,23 +44,25 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   Measurement r{};
   r.checked = o.check;
   r.global_bytes = modeled_global_bytes(o.shape, sizeof(Input), step.reuse_rows, step.reuse_cols, o.beta != 0.0f);
+  r.least_bytes = least_global_bytes(o.shape, sizeof(Input), o.beta != 0.0f);
+  r.dram_read_rate = dram_read_rate;
+  r.timing = o.timing;
 
   // Time: the step and cuBLAS in alternation, one run of each per round, so that both see the same
-  // clocks, both writing C. Timed before the check, so that a checked run times what an unchecked one
-  // does: run before the timing, the check's work (the compare kernel and its buffers) slowed some
-  // kernels' timed runs after it by a few percent (docs/running.md).
+  // clocks, both writing C, each behind its cover in o.timing's mode (harness_timing.hpp). Timed
+  // before the check, so that a checked run times what an unchecked one does: run before the timing,
+  // the check's work (the compare kernel and its buffers) slowed some kernels' timed runs after it by
+  // a few percent (docs/running.md).
   const GemmProblem<Input> problem = data.problem(o.alpha, o.beta);
-  if (cublas) {
-    const std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); },
-                                                     [&] { cublas_gemm(cublas->get(), problem); }};
-    const std::vector<double> ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o));
-    r.ms = ms[0];
-    r.cublas_ms = ms[1];
-  } else {
-    const std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); }};
-    r.ms = median_ms_interleaved(runs, o.warmup, timed_rounds(runs, o))[0];
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::function<void()>> runs = {[&] { step.launch(problem, 0); }};
+  if (cublas) runs.push_back([&] { cublas_gemm(cublas->get(), problem); });
+  const Timings timed = time_interleaved(runs, o.warmup, timed_rounds(runs, o), o.timing);
+  r.ms = timed.ms[0];
+  r.cublas_ms = cublas ? timed.ms[1] : 0.0;
+  r.sm_mhz_before = timed.sm_mhz_before;
+  r.sm_mhz_after = timed.sm_mhz_after;
+  r.clock_fell = timed.clock_fell();
+  r.uncovered = timed.uncovered;
 
   // Check: one more run of the step, from the initial C (after the timed runs on the same workspace),
   // against cuBLAS from the same C.
@@ -73,6 +75,14 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   }
 
   print_result(step.name.c_str(), precision_name<Input>(), o, r, header);
+  if (r.clock_fell)
+    std::fprintf(stderr, "%s: warning: the SM clock fell from %.0f to %.0f MHz during the timed rounds\n",
+                 step.name.c_str(), r.sm_mhz_before, r.sm_mhz_after);
+  if (r.uncovered > 0)
+    std::fprintf(stderr,
+                 "%s: warning: %d timed run(s) took the host longer to enqueue than the GPU work before them: "
+                 "their times may include the host's\n",
+                 step.name.c_str(), r.uncovered);
   if (!o.csv_path.empty())
     append_csv(o.csv_path, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
@@ -95,7 +105,7 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
 // exit_check_failed when any check failed, else exit_does_not_fit when any shape was skipped.
 template <class Input>
 int measure_shapes(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop,
-                   const std::vector<Shape>& shapes) {
+                   const std::vector<Shape>& shapes, double dram_read_rate) {
   bool failed = false, skipped = false;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     Options one = o;
@@ -108,7 +118,7 @@ int measure_shapes(const Step<Input>& step, const Options& o, const cudaDevicePr
       skipped = true;
       continue;
     }
-    failed |= measure(step, one, prop, i == 0) != exit_ok;
+    failed |= measure(step, one, prop, i == 0, dram_read_rate) != exit_ok;
   }
   return failed ? exit_check_failed : skipped ? exit_does_not_fit : exit_ok;
 }
@@ -144,11 +154,17 @@ int run_step(const Options& o, const Step<Input>& step) {
       const RunInfo info = describe_run(prop);
       std::printf("GPU %d: %s, sm_%d%d, %d SMs, CUDA runtime %s, driver %s\n", o.device, prop.name, prop.major,
                   prop.minor, prop.multiProcessorCount, info.runtime.c_str(), info.driver.c_str());
+      std::printf(
+          "timing: %s (%s)\n", timing_mode_name(o.timing),
+          o.timing == TimingMode::cold ? "L2 flushed before every timed run" : "operands left in L2 by the run before");
+      // Measured first, while the device memory is free: the matrices may take most of it.
+      const double dram_read_rate = o.dram_fraction ? measure_dram_read_rate(dram_read_bytes, 5) : 0.0;
+      if (o.dram_fraction) std::printf("DRAM read rate: %.0f GB/s (a read of 4 GiB)\n", dram_read_rate / 1e9);
       if (!shapes.empty()) {
-        code = measure_shapes(step, o, prop, shapes);
+        code = measure_shapes(step, o, prop, shapes, dram_read_rate);
       } else {
         require_device_memory(o.shape, sizeof(Input), o.check, o.strides);
-        code = measure(step, o, prop, true);
+        code = measure(step, o, prop, true, dram_read_rate);
       }
     }
   } catch (const Failure& f) {

@@ -3,7 +3,7 @@
 process per peer, each shape checked, then timed in alternation with cuBLAS.
 
     python3 plots/peers.py --engine torch|triton --shapes FILE --csv OUT.csv
-        [--warmup 1 --iters 10 --time-cap 100 --seed 2024 --device 0]
+        [--warmup 1 --iters 10 --time-cap 100 --seed 2024 --device 0 --timing cold|warm]
 
 Engines (FP16 inputs, FP32 accumulation):
   torch   torch.matmul as PyTorch offers it: FP32 output through torch.mm(..., out_dtype=float32)
@@ -18,7 +18,8 @@ tensor-core unit roundoff 4·2⁻²⁴, times |A|·|B|, itself computed by cuBLA
 of the output where there is one; NaN and Inf never pass. The timing is the steps': one warm-up round,
 then rounds of one peer run and one cuBLAS run (fewer than --iters where they would pass --time-cap
 milliseconds), median of each; the GPU is held by a spin kernel while the rounds are queued, so that
-Python's launch overhead is not what is timed.
+Python's launch overhead is not what is timed, and in the cold mode (the default, as the steps')
+each timed run follows a read of three times L2, which evicts the operands.
 
 FILE: one MxNxK a line ('#' comments), as the step executables read it. OUT.csv: one row per shape
 in the step executables' columns (plots/results_csv.py), the peer's name in the step column.
@@ -39,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import exit_codes  # noqa: E402
 from arguments import int_at_least, positive_float, positive_int  # noqa: E402
-from results_csv import CHECK_COLUMNS, COLUMNS, InputError  # noqa: E402
+from results_csv import CHECK_COLUMNS, COLUMNS, TIMING_COLUMNS, TIMING_MODES, InputError, least_bytes  # noqa: E402
 from shape_corpus import parse_shape_list, shape_text  # noqa: E402
 
 ENGINES = {"torch": "torch.matmul", "triton": "Triton"}
@@ -213,29 +214,52 @@ def driver_version():
         return ""
 
 
-class Timer:
-    """CUDA-event timing of runs in alternation (common/harness_timing.hpp's), with the GPU held by
-    a spin kernel while the rounds are queued."""
+def sm_clock_mhz(torch):
+    """The SM clock now (MHz), as the driver reports it (torch.cuda.clock_rate, through NVML), or None
+    where this PyTorch or machine cannot say."""
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:  # no pynvml, no NVML, an older PyTorch: the row leaves the clocks empty
+        return None
 
-    def __init__(self, torch):
-        self.torch = torch
+
+class Timer:
+    """CUDA-event timing of runs in alternation, as common/harness_timing.hpp times the steps: the GPU
+    is held by a spin kernel while the rounds are queued, so that Python's launch overhead is not what
+    is timed, and in cold mode each timed run follows a read of a buffer three times the size of L2,
+    which evicts the operands. The SM clock is read before and after the timed rounds."""
+
+    def __init__(self, torch, mode="cold", l2_bytes=0):
+        self.torch, self.mode = torch, mode
+        self.flush_buffer = None
+        if mode == "cold":  # a PyTorch that does not say the L2's size: 64 MiB, more than a Hopper's
+            self.flush_buffer = torch.zeros(3 * (l2_bytes or 64 << 20) // 4, device="cuda", dtype=torch.float32)
+        self.clocks = (None, None)
+
+    def cover(self):
+        if self.flush_buffer is not None:
+            self.flush_buffer.sum()
 
     def medians(self, runs, warmup, iters):
         torch = self.torch
         for _ in range(warmup):
             for run in runs:
+                self.cover()
                 run()
         events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in runs]
                   for _ in range(iters)]
         torch.cuda.synchronize()
+        before = sm_clock_mhz(torch)
         # About 60 µs of Python per launch, twice over, at 2 GHz; at least 1 ms.
         torch.cuda._sleep(int(2e9 * max(1e-3, 2 * 60e-6 * iters * len(runs))))
         for round_events in events:
             for run, (start, end) in zip(runs, round_events):
+                self.cover()
                 start.record()
                 run()
                 end.record()
         torch.cuda.synchronize()
+        self.clocks = (before, sm_clock_mhz(torch))
         return [median([round_events[i][0].elapsed_time(round_events[i][1]) for round_events in events])
                 for i in range(len(runs))]
 
@@ -353,10 +377,16 @@ def check(torch, out, reference, bound, k, fp16_out):
     return bad == 0, bad, max_err, max_ratio
 
 
-def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio, status, bad=0):
-    """One row in the steps' columns, the check's verdict columns included (the steps and the peers
-    append to one CSV in the shapes run): the count of bad elements, the first one's place and values
-    left empty (the peer's check counts them only)."""
+CLOCK_FALL_TOLERANCE = 0.02  # common/harness_timing.hpp's Timings::clock_fall_tolerance
+
+
+def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio, status, bad=0, timing="cold",
+            clocks=(None, None)):
+    """One row in the steps' columns, the check's verdict and timing columns included (the steps and
+    the peers append to one CSV in the shapes run): the count of bad elements, the first one's place
+    and values left empty (the peer's check counts them only); the clocks as read (empty where they
+    cannot be), no count of uncovered runs (the spin kernel holds the GPU over the whole queue) and no
+    DRAM rate (the shapes run takes the steps')."""
     m, n, k = shape
     flops = 2.0 * m * n * k
     values = {
@@ -367,8 +397,13 @@ def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio,
         "cublas_tflops": f"{flops / cublas_ms / 1e9:.6g}", "pct_cublas": f"{100 * cublas_ms / ms:.6g}",
         "max_abs_err": f"{max_err:.6g}", "err_over_tol": f"{ratio:.6g}", "global_bytes": 0, "status": status,
         "bad_count": bad, "first_bad_row": "", "first_bad_col": "", "expected": "", "obtained": "",
+        "timing": timing, "sm_mhz_before": "" if clocks[0] is None else f"{clocks[0]:.0f}",
+        "sm_mhz_after": "" if clocks[1] is None else f"{clocks[1]:.0f}",
+        "clock_fell": "" if None in clocks else int(clocks[1] < clocks[0] * (1 - CLOCK_FALL_TOLERANCE)),
+        "uncovered_runs": "", "least_bytes": least_bytes(m, n, k, precision), "dram_read_gbps": "",
+        "dram_fraction": "", "cublas_dram_fraction": "",
     }
-    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS) + "\n"
+    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS) + "\n"
 
 
 def _csv_field(value):
@@ -390,7 +425,7 @@ def run(args, shapes):
     torch.cuda.set_device(args.device)
     props = torch.cuda.get_device_properties(args.device)
     cublas = Cublas(torch)
-    timer = Timer(torch)
+    timer = Timer(torch, args.timing, getattr(props, "L2_cache_size", 0))
     name = ENGINES[args.engine]
     engine = TorchEngine(torch) if args.engine == "torch" else \
         TritonEngine(torch, module, cublas, timer, shapes, props.multi_processor_count)
@@ -432,8 +467,9 @@ def run(args, shapes):
         header = False
         with open(args.csv, "a", encoding="utf-8") as out:
             if out.tell() == 0:
-                out.write(",".join(COLUMNS + CHECK_COLUMNS) + "\n")
-            out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status, bad))
+                out.write(",".join(COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS) + "\n")
+            out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status, bad,
+                              args.timing, timer.clocks))
         if not ok:
             failed = True
             print(f"peers: error: {name} {shape_text(shape)}: check failed: {bad} element(s) outside the error bound",
@@ -451,6 +487,8 @@ def parse_args(argv):
     parser.add_argument("--time-cap", type=positive_float, help="milliseconds of timed rounds per shape, at most")
     parser.add_argument("--seed", type=int_at_least(0), default=2024)
     parser.add_argument("--device", type=int_at_least(0), default=0)
+    parser.add_argument("--timing", choices=TIMING_MODES, default="cold",
+                        help="cold (default): L2 flushed before every timed run; warm: operands left in L2")
     return parser.parse_args(argv)
 
 

@@ -71,8 +71,8 @@ import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit
 import registrations  # noqa: E402
 import shape_results  # noqa: E402
 from profile_csv import CUBLAS, limited_by_step, load_profile  # noqa: E402
-from results_csv import (InputError, cublas_name, headline_size, latest_per_step, load_rows,  # noqa: E402
-                         precision_label, read_rows, size_of)
+from results_csv import (InputError, TIMING_WORDS, cublas_name, headline_size, latest_per_step,  # noqa: E402
+                         load_rows, precision_label, read_rows, size_of)
 from results_table import build_table, fmt_ms, fmt_pct, fmt_tflops  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
@@ -474,15 +474,22 @@ def _shape(size):
 
 
 def _run_line(row):
-    """GPU, CUDA and date of a results row, for a block's caption."""
+    """GPU, CUDA, date and timing of a results row, for a block's caption."""
+    timing = TIMING_WORDS.get(row.get("timing") or "")
     return (f"{row['gpu']} ({row['sm_count']} SMs), CUDA {row['cuda_runtime']} (driver "
-            f"{row['cuda_driver']}), {row['time']:%Y-%m-%d}")
+            f"{row['cuda_driver']}), {row['time']:%Y-%m-%d}" + (f", timing {timing}" if timing else ""))
 
 
 @block("shapes", "shapes.csv")
 def shapes(results):
     """README's Shapes section: per category and engine, the geometric mean and minimum of % of cuBLAS."""
     return shape_results.category_table(results.shapes())
+
+
+@block("shapes_roofline", "shapes.csv")
+def shapes_roofline(results):
+    """README's Shapes section: the memory-bound rows, % of cuBLAS beside the DRAM fraction."""
+    return shape_results.roofline_table(results.shapes())
 
 
 @block("results_table", "worklog.csv", "profile.csv", "peers.csv")

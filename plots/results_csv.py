@@ -19,12 +19,26 @@ COLUMNS = (
 # The check's verdict for programs (the lab grader reads them), after those above: written by
 # every step since they were added, absent from older CSVs, which are read all the same.
 CHECK_COLUMNS = "bad_count first_bad_row first_bad_col expected obtained".split()
-INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col"}
+# How the row was timed (common/harness_timing.hpp), last: the mode ("cold": L2 flushed before every
+# timed run; "warm": operands left in L2), the SM clock before and after the timed rounds, whether it
+# fell, the timed runs the host took longer to enqueue than the GPU work before them, the least bytes
+# the GEMM moves, and with --dram-fraction the DRAM read rate measured in the process (GB/s) and the
+# least bytes over the step's and cuBLAS's times as fractions of it. Absent from older CSVs, which
+# are read all the same.
+TIMING_COLUMNS = ("timing sm_mhz_before sm_mhz_after clock_fell uncovered_runs least_bytes dram_read_gbps "
+                  "dram_fraction cublas_dram_fraction").split()
+TIMING_MODES = ("cold", "warm")
+INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col",
+               "clock_fell", "uncovered_runs", "least_bytes"}
 FLOAT_COLUMNS = {"alpha", "beta", "ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas",
-                 "max_abs_err", "err_over_tol", "expected", "obtained"}
+                 "max_abs_err", "err_over_tol", "expected", "obtained", "sm_mhz_before", "sm_mhz_after",
+                 "dram_read_gbps", "dram_fraction", "cublas_dram_fraction"}
 # Left empty by a step run with --no-check (the error columns and the verdict) or --no-cublas (all
-# of these); the first wrong element's columns are empty when there is none.
-MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol", *CHECK_COLUMNS}
+# of these); the first wrong element's columns are empty when there is none; the DRAM columns without
+# --dram-fraction; the clocks and uncovered runs in a peer's row where its Python cannot read them.
+MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol", *CHECK_COLUMNS,
+                "sm_mhz_before", "sm_mhz_after", "clock_fell", "uncovered_runs", "dram_read_gbps", "dram_fraction",
+                "cublas_dram_fraction"}
 POSITIVE = {"m", "n", "k", "ms", "cublas_ms"}  # we divide by these and take their logarithm
 STATUSES = {"PASS", "FAIL", "UNCHECKED"}
 
@@ -106,7 +120,7 @@ def _check_header(path, header):
         raise InputError(f"{path}: empty CSV (no header line)")
     problems = []
     missing = [c for c in COLUMNS if c not in header]
-    unknown = [c for c in header if c not in COLUMNS and c not in CHECK_COLUMNS]
+    unknown = [c for c in header if c not in COLUMNS and c not in CHECK_COLUMNS and c not in TIMING_COLUMNS]
     if missing:
         problems.append("missing columns: " + ", ".join(missing))
     if unknown:
@@ -131,7 +145,7 @@ def _parse_row(raw, where):
     if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
         raise InputError(f"{where}: expected {sum(k is not None for k in raw)} fields, as many as the header names")
     row = dict(raw)
-    for col in COLUMNS + [c for c in CHECK_COLUMNS if c in raw]:
+    for col in COLUMNS + [c for c in CHECK_COLUMNS + TIMING_COLUMNS if c in raw]:
         if col not in INT_COLUMNS and col not in FLOAT_COLUMNS:
             continue
         text = raw[col].strip()
@@ -143,6 +157,8 @@ def _parse_row(raw, where):
             raise InputError(f"{where}: column '{col}' is not a number: {text!r}")
         if col in POSITIVE and not (math.isfinite(row[col]) and row[col] > 0):
             raise InputError(f"{where}: column '{col}' must be positive, got {text!r}")
+    if row.get("timing") is not None and row["timing"] not in TIMING_MODES:
+        raise InputError(f"{where}: column 'timing' must be cold or warm, got {row['timing']!r}")
     if row["status"] not in STATUSES:
         raise InputError(f"{where}: column 'status' must be PASS, FAIL or UNCHECKED, "
                          f"got {row['status']!r}")
@@ -205,6 +221,31 @@ def cublas_ms(rows, precision, size):
     times = [r["cublas_ms"] for r in rows if r["precision"] == precision and size_of(r) == size
              and r["cublas_ms"] is not None]
     return statistics.median(times) if times else None
+
+
+def timing_of(rows):
+    """How rows were timed, for a caption: "cold" or "warm" when all say the same, "cold and warm"
+    when they differ, None when none says (CSVs from before the modes)."""
+    modes = list(dict.fromkeys(r.get("timing") for r in rows if r.get("timing")))
+    return " and ".join(modes) if modes else None
+
+
+TIMING_WORDS = {"cold": "cold: L2 flushed before every timed run", "warm": "warm: operands left in L2 by the run before"}
+
+
+def timing_words(rows):
+    """The caption's words for timing_of(rows), or "" for rows that do not say."""
+    mode = timing_of(rows)
+    return TIMING_WORDS.get(mode, f"timing {mode}") if mode else ""
+
+
+def least_bytes(m, n, k, precision, beta=0.0):
+    """common/gemm_math.hpp's least_global_bytes for a row's precision: A and B read once in the input
+    type (FP32 for the FP32 steps, FP16 otherwise), C written once (read once more when beta != 0)
+    in FP32, or FP16 for a peer with FP16 output."""
+    inputs = 4 if precision == "fp32" else 2
+    output = 2 if precision == "fp16_out_fp16" else 4
+    return (m * k + k * n) * inputs + m * n * output * (2 if beta else 1)
 
 
 def precision_label(precision):

@@ -6,7 +6,7 @@ import math
 
 from profile_csv import CUBLAS
 from shape_results import peer_table_rows
-from results_csv import (cublas_ms, cublas_name, gemm_flops, latest_per_step, newest,
+from results_csv import (cublas_ms, timing_words, cublas_name, gemm_flops, latest_per_step, newest,
                          precision_label, precisions, size_of)
 
 
@@ -55,9 +55,10 @@ def build_table(rows, limited_by=None, peers=None):
         return [] if limited_by is None else [limited_by.get((step, precision, size), "—")]
 
     last = newest(rows)
+    timing = timing_words(rows)
     lines = [
         f"GPU: {last['gpu']} · CUDA {last['cuda_runtime']} (driver {last['cuda_driver']})"
-        f" · {last['time']:%Y-%m-%d}",
+        f" · {last['time']:%Y-%m-%d}" + (f" · timing {timing}" if timing else ""),
         "",
         _cells("step", "what it adds", "precision", "M×N×K", "median ms", "TFLOP/s",
                "% of cuBLAS (same precision)", "speed-up over previous step", "check",

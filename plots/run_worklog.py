@@ -4,9 +4,9 @@ with --shapes, run chosen steps, cuBLAS and the peers on the shape corpus.
 
     python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results [--size 4096]
         [--sweep-sizes 256,257,512,...] [--no-sweep] [--publish DIR] [--iters N --warmup N]
-        [--venv BUILD/plots-venv] [--no-peers] [--peer-python PYTHON]
+        [--timing cold|warm] [--venv BUILD/plots-venv] [--no-peers] [--peer-python PYTHON]
     python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS]
-        [--steps 10,08] [--publish DIR] [--no-peers] [--peer-python PYTHON] [--venv ...]
+        [--steps 10,08] [--timing cold|warm] [--publish DIR] [--no-peers] [--peer-python PYTHON] [--venv ...]
 
 The steps and their order come from BIN_DIR/worklog_steps.txt, which the build writes from the
 add_worklog_step() lines of CMakeLists.txt. Each step runs at --size; the sweep then runs the
@@ -25,6 +25,11 @@ shapes_squares.png and shapes_llm.png (shapes.md joins cublas_picks.csv, plots/c
 when --out holds one). With --publish, it copies them there and, when that is a checkout's
 plots/results, rewrites the READMEs' generated blocks (readme_blocks.py; the `shapes` block of
 README.md among them).
+
+Every run is timed in --timing's mode (default cold: L2 flushed before every timed run; warm:
+operands left in L2 by the run before; common/harness_timing.hpp), which every row records. The
+shapes run also measures each step process's DRAM read rate (--dram-fraction), so that shapes.csv
+gives each row's least bytes over its time as a fraction of it.
 
 The table needs only Python. The charts need matplotlib: when this Python cannot import it, it
 is installed into the virtual environment --venv (default: BIN_DIR/../plots-venv, in the build
@@ -146,6 +151,8 @@ def parse_args(argv):
     parser.add_argument("--no-sweep", action="store_true", help="skip the size sweep")
     parser.add_argument("--publish", type=Path, help="also copy the results into this folder")
     parser.add_argument("--iters", type=positive_int, help="timed iterations of the main runs")
+    parser.add_argument("--timing", choices=("cold", "warm"), default="cold",
+                        help="cold (default): L2 flushed before every timed run; warm: operands left in L2")
     parser.add_argument("--warmup", type=int_at_least(0), help="warm-up iterations of the main runs")
     parser.add_argument("--shapes", nargs="?", const=shape_corpus.CORPUS, type=Path, metavar="CORPUS",
                         help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
@@ -192,7 +199,7 @@ def built_steps(bin_dir, who):
 
 def main_runs(args, steps, folder):
     """The (step, size, extra arguments, CSV file in folder) of every run at --size, in step order."""
-    timing = []
+    timing = ["--timing", args.timing]
     if args.warmup is not None:
         timing += ["--warmup", str(args.warmup)]
     if args.iters is not None:
@@ -201,7 +208,8 @@ def main_runs(args, steps, folder):
 
 
 def sweep_runs(args, steps, folder):
-    return [(step, n, list(SWEEP_TIMING), folder / "sweep.csv") for step in steps for n in args.sweep_sizes]
+    return [(step, n, [*SWEEP_TIMING, "--timing", args.timing], folder / "sweep.csv")
+            for step in steps for n in args.sweep_sizes]
 
 
 def fastest_per_precision(rows):
@@ -329,7 +337,7 @@ def worklog_peers(args, failed, folder):
     raw.unlink(missing_ok=True)
     n = args.size
     timing = ["--warmup", str(5 if args.warmup is None else args.warmup),
-              "--iters", str(20 if args.iters is None else args.iters)]
+              "--iters", str(20 if args.iters is None else args.iters), "--timing", args.timing]
     status = run_peers(args, [(n, n, n)], raw, "peers ", timing, failed)
     raw_rows = load_rows(raw) if raw.exists() and raw.stat().st_size else []
     entry = shape_corpus.Entry("worklog", n, n, n, "", 0)
@@ -406,6 +414,7 @@ def run_shapes(args, started):
             engine = f"{step}/{variant}" if variant else step
             print(f"[shapes {number}/{len(runs)}] {engine} {len(shapes)} shapes", flush=True)
             code, stderr = run_command([str(args.bin_dir / step), "--shapes", str(shape_list), *SHAPES_TIMING,
+                                        "--timing", args.timing, "--dram-fraction",
                                         *(["--variant", variant] if variant else []), "--csv", str(raw)])
             if code == exit_codes.EXIT_UNSUPPORTED_GPU:
                 print(f"run_worklog: skipping {engine}: {last_error_line(engine, stderr, code)}", file=sys.stderr,
@@ -429,7 +438,7 @@ def run_shapes(args, started):
                       "continuing", file=sys.stderr, flush=True)
     if not ran:
         raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, "no step supports this GPU")
-    status = run_peers(args, shapes, raw, "peers ", [*SHAPES_TIMING], failed)
+    status = run_peers(args, shapes, raw, "peers ", [*SHAPES_TIMING, "--timing", args.timing], failed)
     try:
         raw_rows = load_rows(raw) if raw.exists() and raw.stat().st_size else []
     except InputError as e:

@@ -11,13 +11,19 @@ import statistics
 from pathlib import Path
 
 from cublas_names import pick_text
-from results_csv import InputError, cublas_name, precision_label, read_fixed_rows, size_of, write_fixed_rows
+from results_csv import (InputError, TIMING_MODES, TIMING_WORDS, cublas_name, least_bytes, precision_label,
+                         read_fixed_rows, size_of, timing_of, write_fixed_rows)
 from shape_corpus import CATEGORY_NAMES, shape_text
 
+# The last five: how the row was timed (results_csv.TIMING_COLUMNS: the mode, the SM clock before and
+# after its timed rounds, whether it fell) and its least bytes over its time as a fraction of the DRAM
+# read rate the steps measured in the run (every engine's row against that one rate).
 COLUMNS = ("engine kind precision category label m n k ms tflops cublas_ms cublas_tflops pct_cublas "
-           "max_abs_err err_over_tol check note gpu sm_count timestamp").split()
-INT_COLUMNS = {"m", "n", "k", "sm_count"}
-FLOAT_COLUMNS = {"ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol"}
+           "max_abs_err err_over_tol check note gpu sm_count timestamp "
+           "timing sm_mhz_before sm_mhz_after clock_fell dram_fraction").split()
+INT_COLUMNS = {"m", "n", "k", "sm_count", "clock_fell"}
+FLOAT_COLUMNS = {"ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol",
+                 "sm_mhz_before", "sm_mhz_after", "dram_fraction"}
 KINDS = ("step", "cublas", "peer")
 # What `check` says: the step's or peer's own verdict (PASS, FAIL, UNCHECKED), "reference" for
 # cuBLAS, and for a row without numbers why it has none.
@@ -40,8 +46,26 @@ def write_rows(path, rows):
     write_fixed_rows(path, COLUMNS, rows)
 
 
+# The columns before the timing ones: a shapes.csv from before the timing modes, read with those empty.
+COLUMNS_BEFORE_TIMING = COLUMNS[:COLUMNS.index("timing")]
+
+
 def load(path):
     """The rows of a shapes.csv (or peers.csv), numbers converted, None where empty."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = f.readline().strip().split(",")
+    except OSError:
+        header = None
+    if header == COLUMNS_BEFORE_TIMING:
+        before = set(COLUMNS_BEFORE_TIMING)
+        rows = read_fixed_rows(path, COLUMNS_BEFORE_TIMING, INT_COLUMNS & before, FLOAT_COLUMNS & before,
+                               lambda row, where: None)
+        for row in rows:
+            for column in COLUMNS[len(COLUMNS_BEFORE_TIMING):]:
+                row[column] = "" if column == "timing" else None
+            _check_row(row, str(path))
+        return rows
     return read_fixed_rows(path, COLUMNS, INT_COLUMNS, FLOAT_COLUMNS, _check_row)
 
 
@@ -54,6 +78,8 @@ def _check_row(row, where):
         raise InputError(f"{where}: m, n and k are needed")
     if row["check"] in MEASURED and not (row["ms"] and row["ms"] > 0):
         raise InputError(f"{where}: a measured row needs a positive 'ms'")
+    if row["timing"] and row["timing"] not in TIMING_MODES:
+        raise InputError(f"{where}: column 'timing' must be cold or warm, got {row['timing']!r}")
 
 
 # --- building shapes.csv -------------------------------------------------------------------
@@ -66,7 +92,8 @@ def _from_raw(raw, engine, kind, entry):
             "pct_cublas": raw["pct_cublas"], "max_abs_err": raw["max_abs_err"],
             "err_over_tol": raw["err_over_tol"], "check": raw["status"],
             "note": raw["adds"] if kind == "peer" else "", "gpu": raw["gpu"], "sm_count": raw["sm_count"],
-            "timestamp": raw["timestamp"]}
+            "timestamp": raw["timestamp"], "timing": raw.get("timing") or "", "sm_mhz_before": raw.get("sm_mhz_before"),
+            "sm_mhz_after": raw.get("sm_mhz_after"), "clock_fell": raw.get("clock_fell")}
 
 
 def _empty(engine, kind, entry, check, note="", precision=""):
@@ -85,6 +112,8 @@ def assemble(entries, raw_rows, steps, peers):
     peers: {peer engine: None when it ran, else why it is not available}. cuBLAS's time for a shape
     is the median of the cuBLAS times measured beside the steps of its precision."""
     latest = {(r["step"], size_of(r)): r for r in raw_rows}
+    rates = [r["dram_read_gbps"] for r in raw_rows if r.get("dram_read_gbps")]
+    rate_gbps = statistics.median(rates) if rates else None
     rows = []
     for step in steps:
         for entry in entries:
@@ -111,7 +140,17 @@ def assemble(entries, raw_rows, steps, peers):
                 rows.append(_empty(peer, "peer", entry, NOT_AVAILABLE, unavailable))
             else:
                 rows.append(_from_raw(raw, peer, "peer", entry) if raw else _empty(peer, "peer", entry, NOT_RUN))
+    for row in rows:
+        row["dram_fraction"] = dram_fraction(row, rate_gbps)
     return rows
+
+
+def dram_fraction(row, rate_gbps):
+    """The row's least bytes (results_csv.least_bytes: A and B read once, C written once) over its
+    time, as a fraction of the DRAM read rate (GB/s); None for a row without a time or without a rate."""
+    if not rate_gbps or not row.get("ms") or row["check"] not in MEASURED:
+        return None
+    return least_bytes(row["m"], row["n"], row["k"], row["precision"] or "fp16") / (row["ms"] * 1e-3) / (rate_gbps * 1e9)
 
 
 # --- arithmetic ----------------------------------------------------------------------------
@@ -241,19 +280,93 @@ def _summary_cell(s):
     return text + (f", FAIL {s['failed']}" if s["failed"] else "")
 
 
-def category_table(rows):
+def run_caption(rows):
+    """The GPU, the date and the timing of the rows, for a table's caption."""
+    measured = [r for r in rows if r["gpu"]]
+    if not measured:
+        return "GPU: none (nothing was measured)"
+    last = max(measured, key=lambda r: r["timestamp"])
+    words = TIMING_WORDS.get(timing_of(measured), "")
+    return f"GPU: {last['gpu']} ({last['sm_count']} SMs) · {last['timestamp'][:10]}" + (f" · timing {words}" if words else "")
+
+
+def category_table(rows, caption=True):
     """The README's per-category table (the generated block `shapes`): a row per category, a column
     per engine; each cell the geometric mean of the engine's % of cuBLAS over the category's shapes
-    and its minimum; cuBLAS's columns give its geometric-mean TFLOP/s."""
+    and its minimum; cuBLAS's columns give its geometric-mean TFLOP/s. With caption, a line first
+    that names the GPU, the date and the timing."""
     summary = summarize(rows)
     found = {(s["category"], s["engine"]): s for s in summary}
     order = engines(rows)
-    lines = [_cells("category (shapes)", *(engine_title(*e, rows) for e in order)),
-             "|---|" + "---:|" * len(order)]
+    lines = ([f"{run_caption(rows)}; geometric mean of % of cuBLAS over each category's shapes (minimum in "
+              "brackets), cuBLAS's geometric-mean TFLOP/s:", ""] if caption else [])
+    lines += [_cells("category (shapes)", *(engine_title(*e, rows) for e in order)),
+              "|---|" + "---:|" * len(order)]
     for category in categories(rows):
         count = len({(r["m"], r["n"], r["k"], r["label"]) for r in rows if r["category"] == category})
         lines.append(_cells(f"{category_name(category)} ({count})",
                             *(_summary_cell(found.get((category, e[0]))) for e in order)))
+    return "\n".join(lines) + "\n"
+
+
+# The memory-bound rows whose DRAM fraction the tables put beside % of cuBLAS: the decode layers (an
+# LLM layer at M ≤ 128: weights streamed once per token) and the convolutions (few columns, tall M).
+MEMORY_BOUND = (("decode layers (LLM, M ≤ 128)", lambda r: r["category"] == "llm" and r["m"] <= 128),
+                ("convolutions as GEMMs", lambda r: r["category"] == "conv"))
+
+
+def fmt_fraction(fraction):
+    return "—" if fraction is None else f"{100 * fraction:.0f}%"
+
+
+def _roofline_cell(group, kind):
+    good = [r for r in group if counted(r)]
+    fractions = [r["dram_fraction"] for r in good if r["dram_fraction"] is not None]
+    dram = (f"DRAM {fmt_fraction(statistics.median(fractions))} ({fmt_fraction(min(fractions))}–"
+            f"{fmt_fraction(max(fractions))})") if fractions else "DRAM —"
+    if kind == "cublas":
+        return dram
+    pct = geometric_mean(r["pct_cublas"] for r in good)
+    return f"{fmt_pct(pct)} · {dram}"
+
+
+def roofline_table(rows, caption=True):
+    """The memory-bound groups (MEMORY_BOUND), a column per engine: the geometric mean of % of cuBLAS,
+    then the median (and range) over the group's shapes of the DRAM fraction, its least bytes over its
+    time as a share of the DRAM read rate measured in the run."""
+    order = engines(rows)
+    lines = ([f"{run_caption(rows)}; each cell: geometric mean of % of cuBLAS · median (range) of the least "
+              "bytes over the time, as a share of the DRAM read rate measured in the run:", ""] if caption else [])
+    lines += [_cells("rows (shapes)", *(engine_title(*e, rows) for e in order)), "|---|" + "---:|" * len(order)]
+    for name, select in MEMORY_BOUND:
+        mine = [r for r in rows if select(r)]
+        if not mine:
+            continue
+        count = len({(r["m"], r["n"], r["k"]) for r in mine})
+        lines.append(_cells(f"{name} ({count})", *(_roofline_cell([r for r in mine if r["engine"] == e[0]], e[1])
+                                                    for e in order)))
+    return "\n".join(lines) + "\n"
+
+
+def roofline_shapes(rows):
+    """Every memory-bound shape (MEMORY_BOUND), a column per engine: % of cuBLAS / DRAM fraction."""
+    order = engines(rows)
+    lines = [_cells("shape", "layer", "least MB", *(engine_title(*e, rows) for e in order)),
+             "|---|---|---:|" + "---:|" * len(order)]
+    for name, select in MEMORY_BOUND:
+        shapes = list(dict.fromkeys((r["m"], r["n"], r["k"], r["label"]) for r in rows if select(r)))
+        for m, n, k, label in shapes:
+            mine = {r["engine"]: r for r in rows if (r["m"], r["n"], r["k"], r["label"]) == (m, n, k, label)}
+
+            def cell(engine, kind):
+                r = mine.get(engine)
+                if r is None or not counted(r):
+                    return "FAIL" if r is not None and r["check"] == "FAIL" else "—"
+                if kind == "cublas":
+                    return fmt_fraction(r["dram_fraction"])
+                return f"{fmt_pct(r['pct_cublas'])} / {fmt_fraction(r['dram_fraction'])}"
+            lines.append(_cells(shape_text((m, n, k)), label or name, f"{least_bytes(m, n, k, 'fp16') / 1e6:.1f}",
+                                *(cell(e[0], e[1]) for e in order)))
     return "\n".join(lines) + "\n"
 
 
@@ -328,18 +441,20 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
     against its best of menu), the summary per category and engine, the worst five shapes of each
     engine, with picks (cublas_picks.csv's rows) the table of those shapes beside cuBLAS's own
     kernel, and how it was measured."""
-    measured = [r for r in rows if r["gpu"]]
-    if measured:
-        day = max(r["timestamp"] for r in measured)[:10]
-        head = f"GPU: {measured[-1]['gpu']} ({measured[-1]['sm_count']} SMs) · {day}"
-    else:
-        head = "GPU: none (nothing was measured)"
+    head = run_caption(rows)
     shapes = {(r["m"], r["n"], r["k"]) for r in rows}
     lines = ["# Shapes: the worklog's steps, PyTorch and Triton against cuBLAS", "",
              f"{head} · {len(shapes)} shapes from {corpus_name}", "",
              "## % of cuBLAS per category", "",
              "Geometric mean over the category's shapes (minimum in brackets); cuBLAS: geometric-mean TFLOP/s.", "",
-             category_table(rows),
+             category_table(rows, caption=False),
+             "## The DRAM roofline of the memory-bound rows", "",
+             "A memory-bound GEMM can go no faster than its least bytes (A and B read once, C written once) at "
+             "the DRAM's rate, measured in the run by a read of 4 GiB. Each cell: the geometric mean of % of "
+             "cuBLAS, then the median (and range) of that floor's share of the time, the DRAM fraction.", "",
+             roofline_table(rows, caption=False),
+             "Per shape, % of cuBLAS / DRAM fraction (cuBLAS: its DRAM fraction):", "",
+             roofline_shapes(rows),
              "## Each step's worst shape per category", "",
              "Geometric mean of % of cuBLAS over the category's shapes, then the slowest shape against cuBLAS"
              + (f"; where a step's best of menu was measured (every entry of its menu timed on the shape, the "
@@ -380,6 +495,9 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
     lines += ["## Notes", ""]
     for engine, why in unavailable.items():
         lines.append(f"- {engine}: not available ({why}).")
+    fell = sorted({f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in rows if r.get("clock_fell")})
+    if fell:
+        lines.append("- The SM clock fell by more than 2% during the timed rounds of: " + ", ".join(fell) + ".")
     if failed:
         lines.append("- Failed checks, left out of the means: " + ", ".join(
             f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in failed) + ".")
@@ -396,6 +514,9 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
         "from Python on the cuBLAS that PyTorch loaded.",
         "- Short timing: each shape is timed for up to 10 rounds after one warm-up round, fewer where the "
         "rounds would pass 100 ms (at least one), and checked.",
+        "- Timing: each timed run follows GPU work that holds the GPU while the host enqueues it, so the "
+        "interval is the GPU's time alone; cold: that work also reads three times L2, so the operands come "
+        "from DRAM, as a model reads a layer's weights once per token (common/harness_timing.hpp).",
         "- A failed check is never a number: such shapes are left out of the means and listed above.",
     ]
     return "\n".join(lines) + "\n"

@@ -120,7 +120,8 @@ class CheckColumnsTest(unittest.TestCase):
         source = (PLOTS.parent / "common" / "report.cpp").read_text(encoding="utf-8")
         block = source[re.search(r'std::fputs\(\s*"timestamp', source).start():]
         header = "".join(re.findall(r'"([^"]*)"', block[:block.index("csv);")])).replace("\\n", "")
-        self.assertEqual(header.split(","), list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS))
+        self.assertEqual(header.split(","),
+                         list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS) + list(results_csv.TIMING_COLUMNS))
 
 
 class TenStepsTest(unittest.TestCase):

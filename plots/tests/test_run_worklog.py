@@ -177,12 +177,14 @@ class ArgumentTest(unittest.TestCase):
         args = self.parse("--iters", "5", "--warmup", "0")
         runs = run_worklog.main_runs(args, list(SIX_STEPS), Path("o"))
         self.assertEqual(len(runs), 6)
-        self.assertEqual(runs[0], ("01_naive", 4096, ["--warmup", "0", "--iters", "5"],
+        self.assertEqual(runs[0], ("01_naive", 4096, ["--timing", "cold", "--warmup", "0", "--iters", "5"],
                                    Path("o/worklog.csv")))
         sweep = run_worklog.sweep_runs(args, ["04_outer_product", "06_multiwarp_wmma"], Path("o"))
         self.assertEqual(len(sweep), 2 * 16)
-        self.assertEqual(sweep[0], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10"],
+        self.assertEqual(sweep[0], ("04_outer_product", 128, ["--warmup", "2", "--iters", "10", "--timing", "cold"],
                                     Path("o/sweep.csv")))
+        warm = run_worklog.main_runs(self.parse("--timing", "warm"), list(SIX_STEPS), Path("o"))
+        self.assertEqual(warm[0][2], ["--timing", "warm"])
         self.assertEqual(sweep[-1][:2], ("06_multiwarp_wmma", 4097))
 
     def test_fastest_verified_step_of_each_precision(self):
@@ -223,7 +225,8 @@ class FakeStepsTest(unittest.TestCase):
         self.assertIn("run_worklog: done in", stdout)
         self.assertEqual(len(data_rows(self.out / "worklog.csv")), 6)
         self.assertEqual(len(data_rows(self.out / "sweep.csv")), 4)
-        self.assertIn("04_outer_product --m 128 --n 128 --k 128 --warmup 2 --iters 10 --csv", self.calls()[6])
+        self.assertIn("04_outer_product --m 128 --n 128 --k 128 --warmup 2 --iters 10 --timing cold --csv",
+                      self.calls()[6])
         self.assertEqual(sorted(p.name for p in (self.root / "pub").iterdir()),
                          sorted(run_worklog.PUBLISHED))
         # Nothing outside --out and --publish; no virtual environment, as this Python has matplotlib.

@@ -206,7 +206,7 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertEqual(shape_results.worst(self.rows, "Triton"), [])
 
     def test_category_table(self):
-        table = shape_results.category_table(self.rows)
+        table = shape_results.category_table(self.rows, caption=False)
         self.assertEqual(table.splitlines(), [
             "| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix | torch.matmul (FP32 out) | Triton | "
             "cuBLAS GemmEx FP16→FP32 |",
@@ -219,7 +219,7 @@ class ShapeResultsTest(unittest.TestCase):
     def test_shapes_markdown(self):
         text = shape_results.shapes_markdown(self.rows)
         self.assertIn("GPU: NVIDIA H100 80GB HBM3 (132 SMs) · 2026-11-25 · 8 shapes", text)
-        self.assertIn(shape_results.category_table(self.rows), text)
+        self.assertIn(shape_results.category_table(self.rows, caption=False), text)
         self.assertIn("| squares | 10_persistent_clusters | 3 | 3 | 0 | 50.0% | 20.0% | 1024x1024x1024 | ", text)
         self.assertIn("**10_persistent_clusters**: 1024x1024x1024 20.0% (squares; 47.7 TFLOP/s), "
                       "16x4096x4096 40.0% (LLM layers, 7B attn out;", text)
@@ -297,6 +297,47 @@ class ShapeResultsTest(unittest.TestCase):
         # The README's per-category table gains the column too (one per engine).
         self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_results.category_table(rows))
 
+    def test_dram_fraction_timing_and_roofline(self):
+        # assemble() gives every measured row its least bytes over its time against the DRAM read rate that
+        # the step processes measured; the tables say the card, the date and the timing mode.
+        import results_csv
+        entries = [shape_corpus.Entry("llm", 16, 4096, 4096, "7B attn out", 2),
+                   shape_corpus.Entry("square", 4096, 4096, 4096, "", 3)]
+
+        def raw(step, shape, ms, cublas_ms, rate=None):
+            m, n, k = shape
+            return {"step": step, "precision": "fp16", "m": m, "n": n, "k": k, "ms": ms, "tflops": 1.0,
+                    "cublas_ms": cublas_ms, "cublas_tflops": 1.0, "pct_cublas": 100 * cublas_ms / ms,
+                    "max_abs_err": 0.0, "err_over_tol": 0.0, "status": "PASS", "adds": "", "gpu": "G", "sm_count": 132,
+                    "timestamp": "2026-11-28T10:00:00Z", "timing": "cold", "sm_mhz_before": 1980.0,
+                    "sm_mhz_after": 1965.0, "clock_fell": 0, "dram_read_gbps": rate}
+        decode, square = (16, 4096, 4096), (4096, 4096, 4096)
+        rows = shape_results.assemble(entries, [raw("12_swap_ab", decode, 0.020, 0.016, 3000.0),
+                                                raw("12_swap_ab", square, 0.200, 0.190, 3200.0)], ["12_swap_ab"], {})
+        least = results_csv.least_bytes(16, 4096, 4096, "fp16")
+        step = next(r for r in rows if r["engine"] == "12_swap_ab" and r["m"] == 16)
+        cublas = next(r for r in rows if r["kind"] == "cublas" and r["m"] == 16)
+        self.assertAlmostEqual(step["dram_fraction"], least / 20e-6 / 3100e9)  # the median of the rates
+        self.assertAlmostEqual(cublas["dram_fraction"], least / 16e-6 / 3100e9)
+        self.assertEqual((step["timing"], step["sm_mhz_before"]), ("cold", 1980.0))
+        table = shape_results.roofline_table(rows).splitlines()
+        self.assertEqual(table[0], "GPU: G (132 SMs) · 2026-11-28 · timing cold: L2 flushed before every timed run; "
+                                   "each cell: geometric mean of % of cuBLAS · median (range) of the least bytes over "
+                                   "the time, as a share of the DRAM read rate measured in the run:")
+        fraction = shape_results.fmt_fraction(step["dram_fraction"])
+        self.assertEqual(table[4], f"| decode layers (LLM, M ≤ 128) (1) | 80.0% · DRAM {fraction} ({fraction}–{fraction}) "
+                                   f"| DRAM {shape_results.fmt_fraction(cublas['dram_fraction'])} "
+                                   f"({shape_results.fmt_fraction(cublas['dram_fraction'])}–"
+                                   f"{shape_results.fmt_fraction(cublas['dram_fraction'])}) |")
+        self.assertTrue(shape_results.category_table(rows).startswith("GPU: G (132 SMs) · 2026-11-28 · timing cold"))
+        # Written and read back: the timing columns survive; a shapes.csv from before them still loads.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "shapes.csv"
+            shape_results.write_rows(path, rows)
+            back = shape_results.load(path)
+        self.assertEqual([(r["timing"], r["clock_fell"]) for r in back][:1], [("cold", 0)])
+        self.assertEqual(self.rows[0]["timing"], "")  # the fixture predates the modes
+
     def test_picks_table_joins_cublas_s_kernel(self):
         import cublas_names
         gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128, "duration_us": 9.5})
@@ -325,11 +366,11 @@ class ShapeResultsTest(unittest.TestCase):
             path = Path(tmp) / "shapes.csv"
             header = ",".join(shape_results.COLUMNS)
             for body, message in (("engine,m\n", "bad header"),
-                                  (header + "\n" + "x,robot,fp16,square,,1,1,1,1,1,1,1,100,0,0,PASS,,g,1,t\n",
+                                  (header + "\n" + "x,robot,fp16,square,,1,1,1,1,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,\n",
                                    "line 2: column 'kind' must be one of step, cublas, peer"),
-                                  (header + "\n" + "x,step,fp16,square,,1,1,1,,1,1,1,100,0,0,PASS,,g,1,t\n",
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,\n",
                                    "line 2: a measured row needs a positive 'ms'"),
-                                  (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t\n",
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t,cold,,,,\n",
                                    "line 2: column 'check' must be one of")):
                 assert_rejected(self, shape_results.load, path, body, message)
 
@@ -429,11 +470,13 @@ class PeersRowsBesideStepRowsTest(unittest.TestCase):
         info = {"gpu": "GPU", "sm_count": 132, "cc": "9.0", "runtime": "13.0", "driver": "13.0"}
         with tempfile.TemporaryDirectory() as tmp:
             raw = Path(tmp) / "raw.csv"
-            raw.write_text(",".join(results_csv.COLUMNS + results_csv.CHECK_COLUMNS) + "\n"
+            raw.write_text(",".join(results_csv.COLUMNS + results_csv.CHECK_COLUMNS + results_csv.TIMING_COLUMNS) + "\n"
                            + peers.csv_row(info, "torch.matmul", "", "fp16", (8, 16, 32), 0.5, 0.25, 0.0, 0.0,
                                            "PASS"), encoding="utf-8")
             rows = results_csv.load_rows(raw)
         self.assertEqual((rows[0]["step"], rows[0]["pct_cublas"], rows[0]["bad_count"]), ("torch.matmul", 50.0, 0))
+        self.assertEqual((rows[0]["timing"], rows[0]["least_bytes"], rows[0]["sm_mhz_before"]),
+                         ("cold", (8 * 32 + 32 * 16) * 2 + 8 * 16 * 4, None))
 
 
 class PeersWithoutGpuTest(unittest.TestCase):
@@ -531,7 +574,7 @@ class ShapesModeTest(unittest.TestCase):
         shape_calls = [c for c in self.calls() if "--shapes" in c]
         self.assertEqual([c.split()[0] for c in shape_calls],
                          ["10_persistent_clusters", "08_mma_ldmatrix", "04_outer_product"])
-        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --csv", shape_calls[0])
+        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --timing cold --dram-fraction --csv", shape_calls[0])
         peer_calls = (self.root / "peers.log").read_text().splitlines()
         self.assertEqual(len(peer_calls), 2)
         self.assertIn("--engine torch --shapes", peer_calls[0])
@@ -608,7 +651,8 @@ class ShapesModeTest(unittest.TestCase):
                                                                "13_pad_unaligned", "12_swap_ab", "08_mma_ldmatrix",
                                                                "04_outer_product"])
         self.assertNotIn("--variant", shape_calls[0])
-        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --variant best_of_menu --csv", shape_calls[1])
+        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --timing cold --dram-fraction --variant best_of_menu --csv",
+                      shape_calls[1])
         rows = shape_results.load(self.out / "shapes.csv")
         self.assertEqual([e for e, _, _ in shape_results.engines(rows)][:2],
                          ["14_tile_per_shape", "14_tile_per_shape/best_of_menu"])
@@ -735,6 +779,7 @@ def make_fake_torch(np, wrong=False):
         (generator or default).rng.random(shape).astype(dtype))
     torch.empty = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
     torch.ones = lambda *shape, device=None, dtype=None: wrap(np.ones(shape, dtype))
+    torch.zeros = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
     torch.mm = mm
     torch.matmul = lambda a, b: mm(a, b)
     torch.where = lambda c, x, y: wrap(np.where(c, x, y))
@@ -757,7 +802,7 @@ def make_fake_torch(np, wrong=False):
         _sleep=lambda cycles: None, current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
         OutOfMemoryError=MemoryError,
         get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU", multi_processor_count=132,
-                                                              major=9, minor=0))
+                                                              major=9, minor=0, L2_cache_size=1 << 16))
     return torch
 
 
