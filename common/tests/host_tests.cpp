@@ -45,6 +45,8 @@ TEST_CASE("command line: defaults") {
   CHECK(o.csv_path.empty());
   CHECK(o.device == 0);
   CHECK(o.initial_c == InitialC::random);
+  CHECK(o.timing == TimingMode::cold);  // the GPU's time, the operands from DRAM
+  CHECK_FALSE(o.dram_fraction);
   CHECK_FALSE(o.help);
 }
 
@@ -150,6 +152,10 @@ TEST_CASE("command line: bad input") {
       {{"--time-cap", "-5"}, "--time-cap must be positive and finite (got '-5')"},
       {{"--time-cap", "inf"}, "--time-cap must be positive and finite (got 'inf')"},
       {{"--time-cap", "soon"}, "--time-cap expects a number of milliseconds (got 'soon')"},
+      {{"--timing", "hot"}, "--timing expects 'cold' or 'warm' (got 'hot')"},
+      {{"--timing"}, "--timing needs a value"},
+      {{"--profile", "step", "--dram-fraction"},
+       "--profile cannot be combined with --dram-fraction (a profile run times nothing)"},
       {{"--lda", "0"}, "--lda must be at least 1 (got '0')"},
       {{"--ldb", "wide"}, "--ldb expects a positive integer (got 'wide')"},
       {{"--ldc"}, "--ldc needs a value"},
@@ -213,12 +219,21 @@ TEST_CASE("shape list: bad lines are named by file and line") {
   }
 }
 
+TEST_CASE("command line: --timing and --dram-fraction") {
+  CHECK(parse_options({"--timing", "warm"}).timing == TimingMode::warm);
+  CHECK(parse_options({"--timing=cold"}).timing == TimingMode::cold);
+  CHECK(parse_options({"--dram-fraction"}).dram_fraction);
+  CHECK(std::string(timing_mode_name(TimingMode::cold)) == "cold");
+  CHECK(std::string(timing_mode_name(TimingMode::warm)) == "warm");
+}
+
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
   for (const char* flag :
-       {"--m",      "--n",         "--k",       "--lda",    "--ldb",      "--ldc",       "--alpha",
-        "--beta",   "--warmup",    "--iters",   "--seed",   "--no-check", "--no-cublas", "--csv",
-        "--device", "--initial-c", "--profile", "--shapes", "--time-cap", "--help",      "77 no CUDA device"})
+       {"--m",      "--n",         "--k",       "--lda",          "--ldb",      "--ldc",       "--alpha",
+        "--beta",   "--warmup",    "--iters",   "--seed",         "--no-check", "--no-cublas", "--csv",
+        "--device", "--initial-c", "--profile", "--shapes",       "--time-cap", "--help",      "77 no CUDA device",
+        "--timing", "cold",        "warm",      "--dram-fraction"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
