@@ -125,6 +125,7 @@ Options parse_options(const std::vector<std::string>& args) {
          o.shapes_path = v;
        }},
       {"--time-cap", [&](auto& f, auto& v) { o.time_cap_ms = parse_ms(f, v); }},
+      {"--profile-launches", [&](auto& f, auto& v) { o.profile_launches = parse_int(f, v, 1); }},
       {"--timing",
        [&](auto& f, auto& v) {
          if (v == "cold")
@@ -234,6 +235,8 @@ cuBLAS on the same random inputs, checks the result, and times both.
                         (this step's kernel) or 'cublas' (cuBLAS in this step's precision),
                         between cudaProfilerStart and cudaProfilerStop, after one unprofiled
                         warm-up run; no check, no timing, no --csv
+  --profile-launches N  with --profile: N launches in the profiled range, not one (default 1),
+                        so that the profiler gives N samples
   --help                this text
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device

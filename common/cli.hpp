@@ -50,6 +50,7 @@ struct Options {
   // report each run's least bytes (A and B read once, C written once) as a fraction of it.
   bool dram_fraction = false;
   ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
+  int profile_launches = 1;                     // --profile-launches: launches in the profiled range
   bool help = false;
 };
 

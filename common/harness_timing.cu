@@ -7,6 +7,7 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "harness_timing.hpp"
+#include "kernel_timestamps.hpp"
 #include "kernel_utils.cuh"  // WORKLOG_CHECK_LAUNCH
 
 namespace worklog {
@@ -33,7 +34,7 @@ __device__ __forceinline__ long long global_timer_ns() {
 // written only when it is not zero, which it always is (the buffers read hold zeros), but the
 // compiler cannot know it, so no load is dropped and nothing is written.
 __global__ void __launch_bounds__(read_threads)
-    read_kernel(const float4* __restrict__ src, long long count, float* sink) {
+    timing_read_kernel(const float4* __restrict__ src, long long count, float* sink) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   float sum = 0.0f;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += loads_in_flight * stride) {
@@ -48,7 +49,7 @@ __global__ void __launch_bounds__(read_threads)
 }
 
 // One thread holds the GPU for `ns` nanoseconds of the global timer.
-__global__ void hold_kernel(long long ns) {
+__global__ void timing_hold_kernel(long long ns) {
   const long long start = global_timer_ns();
   while (global_timer_ns() - start < ns) {
   }
@@ -56,7 +57,7 @@ __global__ void hold_kernel(long long ns) {
 
 // out[0]: nanoseconds of the global timer between two of its ticks at least window_ns apart;
 // out[1]: SM cycles meanwhile. Waiting for a tick at both ends makes the timer's granularity drop out.
-__global__ void clock_kernel(long long window_ns, long long* out) {
+__global__ void timing_clock_kernel(long long window_ns, long long* out) {
   const long long before = global_timer_ns();
   long long start;
   while ((start = global_timer_ns()) == before) {
@@ -85,7 +86,8 @@ struct ReadBuffer {
     CUDA_CHECK(cudaMemset(data.data(), 0, data.size() * sizeof(float4)));
   }
   void read(cudaStream_t stream = 0) const {
-    read_kernel<<<blocks_for_reads(), read_threads, 0, stream>>>(data.data(), (long long)data.size(), sink.data());
+    timing_read_kernel<<<blocks_for_reads(), read_threads, 0, stream>>>(data.data(), (long long)data.size(),
+                                                                        sink.data());
     WORKLOG_CHECK_LAUNCH();
   }
 };
@@ -106,7 +108,7 @@ const ReadBuffer& flush_buffer() {
 
 // What runs before each timed run: the hold, then (cold) the flush.
 void cover(TimingMode mode, double hold_us) {
-  hold_kernel<<<1, 1>>>((long long)(hold_us * 1e3));
+  timing_hold_kernel<<<1, 1>>>((long long)(hold_us * 1e3));
   WORKLOG_CHECK_LAUNCH();
   if (mode == TimingMode::cold) flush_buffer().read();
 }
@@ -127,7 +129,7 @@ double median(std::vector<double> v) {
 struct ClockProbe {
   DeviceBuffer<long long> out{2};
   void enqueue() const {
-    clock_kernel<<<1, 1>>>((long long)clock_window_ns, out.data());
+    timing_clock_kernel<<<1, 1>>>((long long)clock_window_ns, out.data());
     WORKLOG_CHECK_LAUNCH();
   }
   double mhz() const {
@@ -165,6 +167,8 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
   auto event = [&](int i, std::size_t r, int which) { return events[3 * (i * count + r) + which]; };
   std::vector<double> host_us(count * std::size_t(iters));
   ClockProbe before, after;
+  KernelTimestamps* timestamps = KernelTimestamps::get();
+  const bool recording = timestamps && timestamps->start();
   before.enqueue();
   for (int i = 0; i < iters; ++i)
     for (std::size_t r = 0; r < count; ++r) {
@@ -178,14 +182,17 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
     }
   after.enqueue();
   CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<double> gpu_ms =
+      recording ? run_times_ms(timestamps->stop(), count * std::size_t(iters)) : std::vector<double>{};
   Timings t;
   t.rounds = iters;
+  t.timer = gpu_ms.empty() ? Timings::Timer::events : Timings::Timer::kernels;
   t.sm_mhz_before = before.mhz();
   t.sm_mhz_after = after.mhz();
   for (std::size_t r = 0; r < count; ++r) {
     std::vector<double> ms(iters);
     for (int i = 0; i < iters; ++i) {
-      ms[i] = elapsed_ms(event(i, r, 1), event(i, r, 2));
+      ms[i] = gpu_ms.empty() ? elapsed_ms(event(i, r, 1), event(i, r, 2)) : gpu_ms[i * count + r];
       const double cover_us = 1e3 * elapsed_ms(event(i, r, 0), event(i, r, 1));
       t.uncovered += host_us[i * count + r] > cover_us;
     }
@@ -194,6 +201,8 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
   for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
   return t;
 }
+
+const char* timer_name(Timings::Timer timer) { return timer == Timings::Timer::kernels ? "kernels" : "events"; }
 
 double measure_sm_clock_mhz() {
   ClockProbe probe;

@@ -2,15 +2,17 @@
 // modes (cli.hpp: TimingMode); and the two measurements of the GPU that a timed row carries: its SM
 // clock and its DRAM read rate.
 //
-// What a timed run measures. Each run sits between two CUDA events. Before it, outside the events,
-// the GPU gets a cover: a kernel that holds it for longer than the host takes to launch the run, and
-// in cold mode a read of a buffer three times the size of L2, which evicts the operands and holds the
-// GPU too. While the cover runs, the host enqueues the run: a library call's host work (cuBLAS's
-// heuristics, several microseconds) then happens while the GPU is busy, and the interval between the
-// events is the GPU's time alone, as Nsight Compute's kernel durations are. Without a cover, the
-// start event fires as soon as it is enqueued and the host's time inside the call is counted as
-// the kernel's. Each timed run also records how long the host took to enqueue it; a run whose
-// enqueue outlasted its cover is counted (Timings::uncovered), never silently kept.
+// What a timed run measures: the GPU's time, from the start of the run's first kernel to the end of
+// its last, as the GPU stamps them (kernel_timestamps.hpp: CUPTI, what Nsight Compute reports as a
+// kernel's duration); where CUPTI cannot be had, the interval between two CUDA events around the run,
+// which also holds the launch of its first kernel (about a microsecond). Before each run, the GPU gets
+// a cover: a kernel that holds it for longer than the host takes to launch the run, and in cold mode
+// a read of a buffer three times the size of L2, which evicts the operands and holds the GPU too.
+// While the cover runs, the host enqueues the run: a library call's host work (cuBLAS's heuristics,
+// several microseconds) then happens while the GPU is busy, so that it is not counted as the
+// kernel's, and the run's kernels follow each other as fast as the GPU starts them. Each timed run
+// also records how long the host took to enqueue it; a run whose enqueue outlasted its cover is
+// counted (Timings::uncovered), never silently kept.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,6 +29,8 @@ namespace worklog {
 struct Timings {
   std::vector<double> ms;  // each run's median over the timed rounds, in the order of the runs
   int rounds = 0;          // timed rounds (each run once per round)
+  // What measured them: the kernels' own timestamps (CUPTI), or CUDA events around each run.
+  enum class Timer { kernels, events } timer = Timer::events;
   // The SM clock (measure_sm_clock_mhz), just before the first timed round and just after the last.
   double sm_mhz_before = 0, sm_mhz_after = 0;
   int uncovered = 0;  // timed runs whose host enqueue took longer than the GPU work covering it
@@ -42,6 +46,8 @@ struct Timings {
 // timing one after the other let that drift favour one side (seen on an H100 at 8192³: cuBLAS at
 // 1.47 ms in some processes, 1.75 ms in others). Every run enqueues its work on the default stream.
 Timings time_interleaved(const std::vector<std::function<void()>>& runs, int warmup, int iters, TimingMode mode);
+
+const char* timer_name(Timings::Timer timer);  // "kernels", "events"
 
 // The medians alone.
 inline std::vector<double> median_ms_interleaved(const std::vector<std::function<void()>>& runs, int warmup, int iters,

@@ -28,12 +28,12 @@ int profile_once(const Step<Input>& step, const Options& o) {
   CUDA_CHECK(cudaDeviceSynchronize());
   data.reset_output();  // the profiled launch starts from the same C as a timed run
   CUDA_CHECK(cudaProfilerStart());
-  run();
+  for (int i = 0; i < o.profile_launches; ++i) run();
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaProfilerStop());
-  std::printf("%s: profiled %s once, precision %s, %dx%dx%d\n", step.name.c_str(),
-              o.profile == ProfileTarget::cublas ? "cuBLAS" : "the step's kernel", precision_name<Input>(), o.shape.m,
-              o.shape.n, o.shape.k);
+  std::printf("%s: profiled %s %d time(s), precision %s, %dx%dx%d\n", step.name.c_str(),
+              o.profile == ProfileTarget::cublas ? "cuBLAS" : "the step's kernel", o.profile_launches,
+              precision_name<Input>(), o.shape.m, o.shape.n, o.shape.k);
   std::fflush(stdout);
   return exit_ok;
 }

@@ -67,8 +67,8 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
         "timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,step,adds,precision,m,n,k,alpha,beta,"
         "ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_abs_err,err_over_tol,global_bytes,status,"
         "bad_count,first_bad_row,first_bad_col,expected,obtained,"
-        "timing,sm_mhz_before,sm_mhz_after,clock_fell,uncovered_runs,least_bytes,dram_read_gbps,dram_fraction,"
-        "cublas_dram_fraction\n",
+        "timing,timer,sm_mhz_before,sm_mhz_after,clock_fell,uncovered_runs,least_bytes,dram_read_gbps,"
+        "dram_fraction,cublas_dram_fraction\n",
         csv);
   const double flops = gemm_flops(o.shape);
   std::ostringstream row;
@@ -100,8 +100,9 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
   // How it was timed (harness_timing.hpp), and the DRAM roofline: the least bytes over the time, as a
   // fraction of the DRAM read rate measured in this process (empty without --dram-fraction).
   row.precision(6);
-  row << ',' << timing_mode_name(r.timing) << ',' << std::lround(r.sm_mhz_before) << ',' << std::lround(r.sm_mhz_after)
-      << ',' << (r.clock_fell ? 1 : 0) << ',' << r.uncovered << ',' << std::llround(r.least_bytes) << ',';
+  row << ',' << timing_mode_name(r.timing) << ',' << r.timer << ',' << std::lround(r.sm_mhz_before) << ','
+      << std::lround(r.sm_mhz_after) << ',' << (r.clock_fell ? 1 : 0) << ',' << r.uncovered << ','
+      << std::llround(r.least_bytes) << ',';
   if (r.dram_read_rate > 0) {
     row << r.dram_read_rate / 1e9 << ',' << r.least_bytes / (r.ms * 1e-3) / r.dram_read_rate << ',';
     if (r.cublas_ms > 0) row << r.least_bytes / (r.cublas_ms * 1e-3) / r.dram_read_rate;

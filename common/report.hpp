@@ -28,6 +28,7 @@ struct Measurement {
   CheckResult check;
   bool checked;
   TimingMode timing;
+  std::string timer;                   // "kernels" (the GPU's timestamps) or "events" (harness_timing.hpp)
   double sm_mhz_before, sm_mhz_after;  // the SM clock before and after the timed rounds
   bool clock_fell;                     // by more than Timings::clock_fall_tolerance
   int uncovered;                       // timed runs whose host enqueue outlasted their cover

@@ -340,11 +340,12 @@ def find_ncu(given):
                                              "put it on PATH, or pass --ncu PATH")
 
 
-def profile_command(ncu, metrics, report, exe, shape, target, variant=""):
+def profile_command(ncu, metrics, report, exe, shape, target, variant="", extra=()):
     m, n, k = (str(v) for v in shape)
     return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
             "--metrics", ",".join(metrics), "--export", str(report), "--force-overwrite",
-            str(exe), "--m", m, "--n", n, "--k", k, "--profile", target] + (["--variant", variant] if variant else [])
+            str(exe), "--m", m, "--n", n, "--k", k, "--profile", target] + (["--variant", variant] if variant else []) \
+        + list(extra)
 
 
 def import_command(ncu, report):
@@ -383,13 +384,13 @@ def read_outcome(output, returncode, step):
                    or f"ncu exited with code {returncode} and the step did not run")
 
 
-def run_profile(ncu, exe, step, target, shape, metrics, report, timeout, variant=""):
+def run_profile(ncu, exe, step, target, shape, metrics, report, timeout, variant="", extra=()):
     """Profile one target ('step' or 'cublas') of one step executable (its variant, if named) on
     one shape (M, N, K). Returns an Outcome and the metrics ncu rejected (then the Outcome is an
     error and the run is worth repeating without them). cublas_pick.py profiles each shape of its
     list through it too."""
     report.unlink(missing_ok=True)
-    command = profile_command(ncu, metrics, report, exe, shape, target, variant)
+    command = profile_command(ncu, metrics, report, exe, shape, target, variant, extra)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

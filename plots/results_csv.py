@@ -20,13 +20,14 @@ COLUMNS = (
 # every step since they were added, absent from older CSVs, which are read all the same.
 CHECK_COLUMNS = "bad_count first_bad_row first_bad_col expected obtained".split()
 # How the row was timed (common/harness_timing.hpp), last: the mode ("cold": L2 flushed before every
-# timed run; "warm": operands left in L2), the SM clock before and after the timed rounds, whether it
+# timed run; "warm": operands left in L2), the timer (TIMERS), the SM clock before and after the timed rounds, whether it
 # fell, the timed runs the host took longer to enqueue than the GPU work before them, the least bytes
 # the GEMM moves, and with --dram-fraction the DRAM read rate measured in the process (GB/s) and the
 # least bytes over the step's and cuBLAS's times as fractions of it. Absent from older CSVs, which
 # are read all the same.
-TIMING_COLUMNS = ("timing sm_mhz_before sm_mhz_after clock_fell uncovered_runs least_bytes dram_read_gbps "
+TIMING_COLUMNS = ("timing timer sm_mhz_before sm_mhz_after clock_fell uncovered_runs least_bytes dram_read_gbps "
                   "dram_fraction cublas_dram_fraction").split()
+TIMERS = ("kernels", "events")  # the GPU's timestamps of the kernels (CUPTI), or CUDA events around each run
 TIMING_MODES = ("cold", "warm")
 INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col",
                "clock_fell", "uncovered_runs", "least_bytes"}
@@ -159,6 +160,8 @@ def _parse_row(raw, where):
             raise InputError(f"{where}: column '{col}' must be positive, got {text!r}")
     if row.get("timing") is not None and row["timing"] not in TIMING_MODES:
         raise InputError(f"{where}: column 'timing' must be cold or warm, got {row['timing']!r}")
+    if row.get("timer") is not None and row["timer"] not in TIMERS:
+        raise InputError(f"{where}: column 'timer' must be kernels or events, got {row['timer']!r}")
     if row["status"] not in STATUSES:
         raise InputError(f"{where}: column 'status' must be PASS, FAIL or UNCHECKED, "
                          f"got {row['status']!r}")

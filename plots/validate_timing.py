@@ -10,13 +10,15 @@ For each shape (default SHAPES: small squares, decode layers, convolutions, the 
   - the step executable, once with --timing cold and once with --timing warm, each timing the step
     and cuBLAS in alternation (the medians of --iters rounds);
   - ncu (ncu_profile.run_profile: --cache-control all, --clock-control none) on `--profile step` and
-    on `--profile cublas`: every kernel of one launch, each after a flush of the caches; a launch's
-    time is the sum of its kernels' gpu__time_duration (cuBLAS's split-K reduction, 13's copies).
+    on `--profile cublas`, --launches launches each (--profile-launches), every kernel after a flush of
+    the caches; a launch's time is the sum of its kernels' gpu__time_duration (cuBLAS's split-K
+    reduction, 13's copies), and the median over the launches is kept.
 A row agrees when the harness's cold ratio is within TOLERANCE (5%) of Nsight Compute's, or, for
 launches of a few microseconds, when the harness's times of the step and of cuBLAS are each within
 ABSOLUTE_US (0.3 µs) of Nsight Compute's. The harness's times include what lies between a launch's
 kernels and Nsight Compute's do not, and Nsight Compute flushes the caches before every kernel where
-the harness flushes them before every launch.
+the harness flushes them before every launch. The harness times the kernels by their own timestamps
+(the timer column says "kernels"), where it can load CUPTI.
 
 It writes DIR/timing_validation.csv (COLUMNS) and prints a table. Exit codes (common/exit_codes.hpp):
 0 every shape measured and agreeing; 1 some shape disagrees or could not be measured (its row says
@@ -26,6 +28,7 @@ counters; 77 no CUDA device.
 import argparse
 import csv
 import datetime
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,7 +54,7 @@ ABSOLUTE_US = 0.3  # ...or both times within 0.3 µs
 FILE = "timing_validation.csv"
 COLUMNS = ("gpu date step m n k harness_step_us harness_cublas_us harness_pct warm_step_us warm_cublas_us "
            "warm_pct ncu_step_us ncu_cublas_us ncu_step_kernels ncu_cublas_kernels ncu_pct ratio_gap_pct "
-           "step_gap_us cublas_gap_us agrees sm_mhz_before sm_mhz_after note").split()
+           "step_gap_us cublas_gap_us agrees timer sm_mhz_before sm_mhz_after note").split()
 
 
 def agrees(harness_step, harness_cublas, ncu_step, ncu_cublas):
@@ -71,6 +74,8 @@ def parse_args(argv):
     parser.add_argument("--shapes", type=shape_list, default=list(SHAPES),
                         help="comma-separated MxNxK (default: " + ",".join(map(shape_corpus.shape_text, SHAPES)) + ")")
     parser.add_argument("--iters", type=positive_int, default=50, help="timed rounds of the harness (default 50)")
+    parser.add_argument("--launches", type=positive_int, default=5,
+                        help="launches ncu profiles, each with its caches flushed; the median is kept (default 5)")
     parser.add_argument("--ncu", help="the ncu executable (default: PATH, then the CUDA toolkit)")
     parser.add_argument("--timeout", type=positive_int, default=300, help="seconds allowed per run")
     return parser.parse_args(argv)
@@ -98,9 +103,11 @@ def harness(exe, shape, mode, iters, csv_path, timeout):
         return None, f"the {mode} run's CSV: {e}"
 
 
-def kernel_time_us(ncu, exe, step, target, shape, report, timeout):
-    """(µs, kernels) of one launch of target through ncu, or (None, reason)."""
-    outcome, rejected = run_profile(ncu, exe, step, target, shape, ["gpu__time_duration.sum"], report, timeout)
+def kernel_time_us(ncu, exe, step, target, shape, report, timeout, launches):
+    """(µs, kernels a launch) of target through ncu: the median over `launches` launches of the sum of
+    a launch's kernels' durations; or (None, reason)."""
+    outcome, rejected = run_profile(ncu, exe, step, target, shape, ["gpu__time_duration.sum"], report, timeout,
+                                    extra=("--profile-launches", str(launches)))
     if outcome.skipped:
         raise Stop(exit_codes.EXIT_UNSUPPORTED_GPU, outcome.skipped)
     if outcome.error or rejected:
@@ -108,7 +115,10 @@ def kernel_time_us(ncu, exe, step, target, shape, report, timeout):
     times = [k.metrics.get("gpu__time_duration.sum") for k in outcome.kernels]
     if any(not isinstance(t, float) for t in times):
         return None, "a kernel without a duration"
-    return sum(times) / 1e3, len(times)
+    if len(times) % launches:
+        return None, f"{len(times)} kernels for {launches} launches"
+    per = len(times) // launches
+    return statistics.median(sum(times[i:i + per]) for i in range(0, len(times), per)) / 1e3, per
 
 
 def validate(args):
@@ -127,9 +137,9 @@ def validate(args):
             cold, why = harness(exe, shape, "cold", args.iters, Path(tmp) / "cold.csv", args.timeout)
             warm, why_warm = harness(exe, shape, "warm", args.iters, Path(tmp) / "warm.csv", args.timeout)
             step_us, step_kernels = kernel_time_us(ncu, exe, args.step, "step", shape, Path(tmp) / "s.ncu-rep",
-                                                   args.timeout)
+                                                   args.timeout, args.launches)
             cublas_us, cublas_kernels = kernel_time_us(ncu, exe, args.step, "cublas", shape,
-                                                       Path(tmp) / "c.ncu-rep", args.timeout)
+                                                       Path(tmp) / "c.ncu-rep", args.timeout, args.launches)
             problems = [p for p in (why, why_warm) if p]
             problems += [k for k in (step_kernels, cublas_kernels) if isinstance(k, str)]
             if warm:
@@ -138,7 +148,8 @@ def validate(args):
             if cold:
                 row.update({"gpu": cold["gpu"], "harness_step_us": 1e3 * cold["ms"],
                             "harness_cublas_us": 1e3 * cold["cublas_ms"], "harness_pct": cold["pct_cublas"],
-                            "sm_mhz_before": cold.get("sm_mhz_before"), "sm_mhz_after": cold.get("sm_mhz_after")})
+                            "timer": cold.get("timer") or "", "sm_mhz_before": cold.get("sm_mhz_before"),
+                            "sm_mhz_after": cold.get("sm_mhz_after")})
             if step_us is not None and cublas_us is not None:
                 row.update({"ncu_step_us": step_us, "ncu_cublas_us": cublas_us, "ncu_step_kernels": step_kernels,
                             "ncu_cublas_kernels": cublas_kernels, "ncu_pct": 100.0 * cublas_us / step_us})

@@ -13,6 +13,7 @@
 #include "cli.hpp"
 #include "exit_codes.hpp"
 #include "gemm_math.hpp"
+#include "kernel_timestamps.hpp"
 #include "no_device.hpp"
 #include "reference.hpp"
 #include "swizzle.hpp"
@@ -227,13 +228,57 @@ TEST_CASE("command line: --timing and --dram-fraction") {
   CHECK(std::string(timing_mode_name(TimingMode::warm)) == "warm");
 }
 
+TEST_CASE("kernel timestamps: each run from its first kernel's start to its last kernel's end") {
+  // Two runs: a cover (hold, flush), then one kernel; a cover, then two kernels with a gap between
+  // them (counted); clock probes before and after belong to no run. Names as CUPTI reports them.
+  const std::vector<KernelSpan> spans = {
+      {0, 100000, "_ZN7worklog12_GLOBAL__N_119timing_clock_kernelExPx"},
+      {200000, 250000, "_ZN7worklog12_GLOBAL__N_118timing_hold_kernelEx"},
+      {250500, 290000, "_ZN7worklog12_GLOBAL__N_118timing_read_kernelEPK6float4xPf"},
+      {291000, 296000, "swap_ab_gemm"},
+      {300000, 350000, "_ZN7worklog12_GLOBAL__N_118timing_hold_kernelEx"},
+      {351000, 353000, "nvjet_sm90_hss_gemm"},
+      {354000, 355500, "splitKreduce_kernel"},
+      {400000, 500000, "_ZN7worklog12_GLOBAL__N_119timing_clock_kernelExPx"},
+  };
+  const std::vector<double> ms = run_times_ms(spans, 2);
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0] == doctest::Approx(0.005));
+  CHECK(ms[1] == doctest::Approx(0.0045));
+  CHECK(run_times_ms(spans, 3).empty());  // a run missing: the events time them instead
+  std::vector<KernelSpan> empty_run = spans;
+  empty_run.erase(empty_run.begin() + 3);  // the first cover is followed by no kernel of a run
+  CHECK(run_times_ms(empty_run, 2).empty());
+}
+
 TEST_CASE("usage text names every flag and the exit codes") {
   const std::string text = usage_text("01_naive");
-  for (const char* flag :
-       {"--m",      "--n",         "--k",       "--lda",          "--ldb",      "--ldc",       "--alpha",
-        "--beta",   "--warmup",    "--iters",   "--seed",         "--no-check", "--no-cublas", "--csv",
-        "--device", "--initial-c", "--profile", "--shapes",       "--time-cap", "--help",      "77 no CUDA device",
-        "--timing", "cold",        "warm",      "--dram-fraction"})
+  for (const char* flag : {"--m",
+                           "--n",
+                           "--k",
+                           "--lda",
+                           "--ldb",
+                           "--ldc",
+                           "--alpha",
+                           "--beta",
+                           "--warmup",
+                           "--iters",
+                           "--seed",
+                           "--no-check",
+                           "--no-cublas",
+                           "--csv",
+                           "--device",
+                           "--initial-c",
+                           "--profile",
+                           "--shapes",
+                           "--time-cap",
+                           "--help",
+                           "77 no CUDA device",
+                           "--timing",
+                           "cold",
+                           "warm",
+                           "--dram-fraction",
+                           "--profile-launches"})
     CHECK(text.find(flag) != std::string::npos);
 }
 
