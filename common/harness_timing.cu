@@ -23,6 +23,7 @@ constexpr double min_hold_us = 10;         // the hold kernel's least duration
 constexpr double default_hold_us = 50;     // without a warm-up to measure the host's enqueue time
 constexpr double max_hold_us = 2000;       // a host that needs longer shows in Timings::uncovered
 constexpr double clock_window_ns = 100e3;  // the clock probe's interval of the global timer
+constexpr int dram_warmup_reads = 5;       // untimed reads before the DRAM rate's timed ones (20 ms of 4 GiB)
 
 __device__ __forceinline__ long long global_timer_ns() {
   long long t;
@@ -213,7 +214,10 @@ double measure_sm_clock_mhz() {
 
 double measure_dram_read_rate(std::size_t bytes, int reps) {
   const ReadBuffer buffer(bytes);
-  buffer.read();  // untimed: the first touch of the pages, the kernel's load
+  // Untimed reads first: the first touch of the pages, the kernel's load, and the clocks, which an
+  // idle GPU has lowered and which rise over the first milliseconds of work (a process that measured
+  // right after it started, with one untimed read, got a lower rate than one that had worked).
+  for (int i = 0; i < dram_warmup_reads; ++i) buffer.read();
   std::vector<cudaEvent_t> events(2 * std::size_t(reps));
   for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
   for (int i = 0; i < reps; ++i) {

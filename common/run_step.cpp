@@ -82,8 +82,8 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   if (r.uncovered > 0)
     std::fprintf(stderr,
                  "%s: warning: %d timed run(s) took the host longer to enqueue than the GPU work before them: "
-                 "their times may include the host's\n",
-                 step.name.c_str(), r.uncovered);
+                 "timed by %s, their times may hold the host's (kernels' timestamps: only between a run's kernels)\n",
+                 step.name.c_str(), r.uncovered, r.timer.c_str());
   if (!o.csv_path.empty())
     append_csv(o.csv_path, info, step.name.c_str(), step.description.c_str(), precision_name<Input>(), o, r);
   if (o.check && !r.check.pass) {
@@ -159,7 +159,7 @@ int run_step(const Options& o, const Step<Input>& step) {
           "timing: %s (%s)\n", timing_mode_name(o.timing),
           o.timing == TimingMode::cold ? "L2 flushed before every timed run" : "operands left in L2 by the run before");
       // Measured first, while the device memory is free: the matrices may take most of it.
-      const double dram_read_rate = o.dram_fraction ? measure_dram_read_rate(dram_read_bytes, 5) : 0.0;
+      const double dram_read_rate = o.dram_fraction ? measure_dram_read_rate(dram_read_bytes, 10) : 0.0;
       if (o.dram_fraction) std::printf("DRAM read rate: %.0f GB/s (a read of 4 GiB)\n", dram_read_rate / 1e9);
       if (!shapes.empty()) {
         code = measure_shapes(step, o, prop, shapes, dram_read_rate);

@@ -37,7 +37,8 @@ import readme_blocks  # noqa: E402
 COLUMNS = ["experiment", "date", "gpu", "step", "variant", "m", "n", "k", "run", "metric", "value", "source"]
 METRICS = ("ms", "tflops", "cublas_tflops", "pct_cublas")  # columns of the harness's CSV, kept as metrics
 SOURCE = ("plots/record_variants.py: each row of the variant table in its own process, the processes "
-          "taken in turn; step and cuBLAS timed in alternation, median of 20 runs after 5 warm-ups")
+          "taken in turn; step and cuBLAS timed in alternation, cold (L2 flushed before every timed run), by the "
+          "kernels' timestamps, median of 20 runs after 5 warm-ups")
 
 
 def positive_list(text):

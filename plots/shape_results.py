@@ -8,6 +8,7 @@ table. Standard library only.
 """
 import math
 import statistics
+from collections import Counter
 from pathlib import Path
 
 from cublas_names import pick_text
@@ -495,9 +496,17 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
     lines += ["## Notes", ""]
     for engine, why in unavailable.items():
         lines.append(f"- {engine}: not available ({why}).")
-    fell = sorted({f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in rows if r.get("clock_fell")})
+    fell = [r for r in rows if r.get("clock_fell")]
     if fell:
-        lines.append("- The SM clock fell by more than 2% during the timed rounds of: " + ", ".join(fell) + ".")
+        def fall(r):
+            return 1 - r["sm_mhz_after"] / r["sm_mhz_before"]
+        worst_fall = max(fell, key=fall)
+        categories = Counter(category_name(r["category"]) for r in fell)
+        lines.append(f"- The SM clock fell by more than 2% during the timed rounds of {len(fell)} rows ("
+                     + ", ".join(f"{name} {count}" for name, count in categories.most_common()) + "), by "
+                     f"{100 * fall(worst_fall):.0f}% at most ({worst_fall['engine']} "
+                     f"{shape_text((worst_fall['m'], worst_fall['n'], worst_fall['k']))}); the engine and cuBLAS "
+                     "alternate, so both ran at the clocks of those rounds.")
     if failed:
         lines.append("- Failed checks, left out of the means: " + ", ".join(
             f"{r['engine']} {shape_text((r['m'], r['n'], r['k']))}" for r in failed) + ".")
