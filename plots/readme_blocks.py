@@ -838,6 +838,33 @@ def _experiment_caption(rows):
     return f"{', '.join(gpus)}, {', '.join(dates)}"
 
 
+@block("timing_validation", "timing_validation.csv")
+def timing_validation(results):
+    """plots/validate_timing.py's rows: the harness's % of cuBLAS, cold and warm, beside Nsight
+    Compute's ratio of kernel times with its caches flushed, and whether they agree."""
+    rows = results.rows("timing_validation.csv")
+    if not rows:
+        raise Missing("timing_validation.csv has no rows")
+    table = []
+    for r in rows:
+        shape = f"{r['m']}×{r['n']}×{r['k']}"
+        table.append([shape, f"{float(r['harness_step_us']):.2f}", f"{float(r['harness_cublas_us']):.2f}",
+                      f"{float(r['harness_pct']):.1f}%", f"{float(r['warm_pct']):.1f}%",
+                      f"{float(r['ncu_step_us']):.2f}", f"{float(r['ncu_cublas_us']):.2f}"
+                      + (f" ({r['ncu_cublas_kernels']} kernels)" if r["ncu_cublas_kernels"] not in ("", "1") else ""),
+                      f"{float(r['ncu_pct']):.1f}%", f"{float(r['ratio_gap_pct']):+.1f}%", r["agrees"]])
+    agree = len({(r["m"], r["n"], r["k"]) for r in rows if r["agrees"] == "yes"})
+    shapes = len({(r["m"], r["n"], r["k"]) for r in rows})
+    dates = sorted({r["date"] for r in rows})
+    return (f"{rows[0]['step']} and cuBLAS, {', '.join(sorted({r['gpu'] for r in rows}))}, {', '.join(dates)} "
+            f"(`plots/results/timing_validation.csv`, remade by `plots/validate_timing.py`); the harness's median "
+            f"of 30 rounds, timed by the kernels' timestamps, cold and warm; Nsight Compute's median of 5 launches "
+            f"with its caches flushed; {agree} of {shapes} shapes agree (a shape listed twice was measured twice):\n\n"
+            + _table(["shape", "harness: step µs", "cuBLAS µs", "% of cuBLAS, cold", "warm",
+                      "Nsight Compute: step µs", "cuBLAS µs", "% of cuBLAS", "gap", "agree"],
+                     ["---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---"], table))
+
+
 @block("at_8192", "experiments.csv")
 def at_8192(results):
     """The tensor-core steps at 8192³, one process each in one session."""
