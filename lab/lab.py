@@ -37,7 +37,7 @@ from labkit import exit_codes, grading, release, report  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
 from labkit import markers  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
-from labkit.rubric import load_rubric  # noqa: E402
+from labkit.rubric import check_sizes, load_rubric  # noqa: E402
 from labkit.steps import (KERNEL, UsageError, check_repeats, discover_steps, regions_of,  # noqa: E402
                           released_steps, resolve_steps)
 
@@ -138,6 +138,7 @@ def command_release(args):
     rubric = load_rubric(args.rubric)
     source = args.source.resolve()
     steps = resolve_steps(source, args.steps)
+    check_sizes(rubric, discover_steps(source), str(args.rubric or "lab/rubric.json"))
     keep = resolve_steps(source, args.keep, require_regions=False) if args.keep.strip() else []
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise UsageError(f"--out {args.out} exists and is not an empty folder")
@@ -291,6 +292,7 @@ def command_grade(args):
     rubric = load_rubric(args.rubric)
     reference = args.reference.resolve()
     steps, self_check = gradable_steps(reference, args.steps)
+    check_sizes(rubric, discover_steps(reference), str(args.rubric or "lab/rubric.json"))
     handed_out = None
     if args.handed_out.strip():
         handed_out = resolve_steps(reference, args.handed_out, require_regions=False)

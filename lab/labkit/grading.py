@@ -30,6 +30,7 @@ import cuda_probe  # common/cuda_probe.py, on the path with exit_codes (labkit/_
 from . import exit_codes, integrity, markers
 from .cases import parse_cases
 from .release import source_commit
+from .rubric import performance_size
 from .steps import KERNEL, RELEASE_RECORD, region_files, repository_files
 
 # Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
@@ -300,10 +301,10 @@ def read_csv_row(path):
     return rows[-1] if rows else None
 
 
-def measure(executable, rubric, csv_path, timeout):
-    """One timed run at the rubric's size: (CSV row or None, problem)."""
+def measure(executable, rubric, csv_path, timeout, size=None):
+    """One timed run at `size` (default: the rubric's performance.size): (CSV row or None, problem)."""
     perf = rubric["performance"]
-    m, n, k = perf["size"]
+    m, n, k = size or perf["size"]
     Path(csv_path).unlink(missing_ok=True)
     outcome = run([executable, "--m", m, "--n", n, "--k", k, "--warmup", perf["warmup"], "--iters", perf["iters"],
                    "--csv", csv_path], timeout)
@@ -340,15 +341,17 @@ def median(values):
     return ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
 
 
-def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=other_gpu_processes):
-    """Submission and reference solution alternately, rubric rounds each, one process per run.
+def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=other_gpu_processes, size=None):
+    """Submission and reference solution alternately, rubric rounds each, one process per run, at
+    `size`: the step's performance shape (rubric.performance_size; default performance.size).
     Every run times its kernel and cuBLAS in alternation within the process (the harness does), so
     each run's speed is also a share of cuBLAS's measured under the same clocks: the ratio scored
     is the median share of the submission over the median share of the reference, which the
     clock and power state of one process or the next cannot tilt. Before each run the GPU is
     asked for compute processes that are not ours (busy()); any found are recorded."""
     rounds = rubric["performance"]["rounds"]
-    result = {"size": rubric["performance"]["size"], "submission_tflops": None, "reference_tflops": None,
+    size = list(size or rubric["performance"]["size"])
+    result = {"size": size, "submission_tflops": None, "reference_tflops": None,
               "cublas_tflops": None, "submission_check": None, "note": "", "ratio": None,
               "runs": [], "other_processes": []}
     sub, ref, cublas, checks, gpu = [], [], [], [], None
@@ -360,7 +363,7 @@ def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=o
             others = busy()
             if others:
                 result["other_processes"] = sorted(set(result["other_processes"]) | set(others))
-            row, problem = measure(executable, rubric, Path(scratch) / f"{who}-{round_number}.csv", timeout)
+            row, problem = measure(executable, rubric, Path(scratch) / f"{who}-{round_number}.csv", timeout, size)
             if row is None:
                 result["note"] = f"{who}: {problem}"
                 if who == "submission":
@@ -692,7 +695,7 @@ class Grader:
         results = {step: {"step": step, "self_check": step in self.self_check_steps,
                           "compile": compiled[step], "integrity": self.integrity[step],
                           "cases": [], "sanitizer": [], "sanitizer_note": "",
-                          "performance": {"size": self.rubric["performance"]["size"], "note": ""}}
+                          "performance": {"size": performance_size(self.rubric, step), "note": ""}}
                    for step in self.steps}
         for step in self.steps:
             if not compiled[step]["ok"]:
@@ -741,7 +744,7 @@ class Grader:
             log(f"{step}: timing the submission" + (", the reference solution" if reference_exe else "")
                 + " and cuBLAS")
             perf, gpu = measure_step(submission.executable(step), reference_exe, self.rubric, scratch,
-                                     self.timeouts["performance"])
+                                     self.timeouts["performance"], size=performance_size(self.rubric, step))
             if perf.get("other_processes"):
                 log(f"{step}: other processes used the GPU while it was timed: {', '.join(perf['other_processes'])}")
             results[step]["performance"] = perf

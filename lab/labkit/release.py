@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from . import exit_codes, markers, tokens
+from .rubric import sizes_text
 from .steps import SOURCE_SUFFIXES
 from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, check_repeats, discover_steps, later_steps,
                     region_files, registrations, repository_files, without_registrations)
@@ -205,7 +206,7 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
     numbers = ",".join(s.split("_", 1)[0] for s in steps)
     step_regex = "|".join(steps)
     perf = rubric["performance"]
-    size = "×".join(str(v) for v in perf["size"])
+    size = sizes_text(rubric, steps)
     lines = [
         "# Lab: GEMM kernels",
         "",
@@ -320,7 +321,7 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
         "on the odd shapes of the sanitizer tests above come out clean"
         + (" (once at least one correctness case passes)" if rubric["sanitizer"]["requires_a_passing_case"] else "")
         + ";",
-        f"- performance, {perf['points']} points, only when every correctness case passes: your speed at {size} "
+        f"- performance, {perf['points']} points, only when every correctness case passes: your speed {size} "
         f"against the instructor's solution, full points from {perf['full_at']:.0%} of its speed, none at "
         f"{perf['zero_at']:.0%} or below. Your copy has no solution to compare with, so your own grade shows "
         "your speed against cuBLAS and leaves these points to the instructor's grading.",

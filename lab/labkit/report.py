@@ -6,7 +6,7 @@ without a GPU.
 """
 from dataclasses import dataclass, field
 
-from .rubric import performance_fraction
+from .rubric import performance_fraction, shape_text, sizes_text
 
 CASE_SOURCES = (("standard", "standard cases"), ("instructor", "instructor cases"))
 
@@ -218,7 +218,8 @@ def _cell(text):
 def markdown_report(record, scores):
     rubric = record["rubric"]
     perf_rubric = rubric["performance"]
-    size = "×".join(str(v) for v in perf_rubric["size"])
+    size = sizes_text(rubric, [r["step"] for r in record["steps"]],
+                      {r["step"]: (r.get("performance") or {}).get("size") for r in record["steps"]})
     total = _round(sum(s.score for s in scores))
     maximum = _round(sum(s.max_score for s in scores))
     lines = [
@@ -230,7 +231,7 @@ def markdown_report(record, scores):
         f"- GPU: {record.get('gpu') or ('none, graded without one (--no-gpu)' if record.get('mode') == 'no-gpu' else 'unknown')}"
         f"; graded {record.get('started', '')}",
         f"- rubric per step: correctness {rubric['correctness']['points']:g}, compute-sanitizer "
-        f"{rubric['sanitizer']['points']:g}, performance {perf_rubric['points']:g} at {size} (full points from "
+        f"{rubric['sanitizer']['points']:g}, performance {perf_rubric['points']:g} {size} (full points from "
         f"{perf_rubric['full_at']:.0%} of the reference solution's speed, none at {perf_rubric['zero_at']:.0%}; "
         "only when every correctness case passes)",
         "",
@@ -300,7 +301,7 @@ def _step_section(result, scored):
         lines.append(("" if not runs else "\n") + result["sanitizer_note"])
     lines.append("")
     perf = result.get("performance") or {}
-    lines += [f"### Performance at {'×'.join(str(v) for v in perf.get('size', []))}", ""]
+    lines += [f"### Performance at {shape_text(perf.get('size', []))}", ""]
     if perf.get("submission_tflops"):
         lines += ["| kernel | TFLOP/s | % of reference | % of cuBLAS |", "|---|---:|---:|---:|"]
         rows = [("submission", perf.get("submission_tflops")), ("reference solution", perf.get("reference_tflops")),

@@ -306,6 +306,23 @@ exit {code}
         self.assertIn("submission: the run at 4096×4096×4096 failed (error: CUDA error: CUDA error: out of resources)",
                       perf["note"])
 
+    def test_at_the_steps_own_size(self):
+        """measure_step times at the size it is given (the step's, rubric.performance_size), both runs."""
+        script = f"""#!/bin/sh
+echo "$@" >> "{self.tmp}/arguments"
+while [ $# -gt 0 ]; do case "$1" in --csv) csv="$2"; shift ;; esac; shift; done
+printf 'gpu,tflops,cublas_tflops,status\\nFake GPU,8,50,PASS\\n' > "$csv"
+"""
+        sub, ref = executable(self.tmp / "sub", script), executable(self.tmp / "ref", script)
+        perf, _ = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10, busy=lambda: [],
+                                       size=[16, 4096, 4096])
+        self.assertEqual(perf["size"], [16, 4096, 4096])
+        runs = (self.tmp / "arguments").read_text().splitlines()
+        self.assertEqual(len(runs), 4)  # 2 rounds of each
+        self.assertTrue(all(run.startswith("--m 16 --n 4096 --k 4096 ") for run in runs), runs)
+        perf, _ = grading.measure_step(sub, ref, load_rubric(), self.tmp, timeout=10, busy=lambda: [])
+        self.assertEqual(perf["size"], [4096, 4096, 4096])  # without one: the rubric's size
+
     def test_without_a_reference_solution(self):
         perf, _ = grading.measure_step(self.fake("sub", "8,8", 50.0), None, load_rubric(), self.tmp, timeout=10)
         self.assertEqual((perf["submission_tflops"], perf["reference_tflops"]), (8.0, None))
@@ -480,6 +497,7 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
 
     def test_grade_and_score(self):
         rubric = rubric_with(case=10, sanitizer=10, performance=10, build=120)
+        rubric["performance"]["sizes"] = {"02": [512, 256, 128]}
         grader = grading.Grader(self.submission, self.reference, ["02_fake", "04_fake", "05_fake"], rubric,
                                 parse_cases("64 64 64 2 0\n", "hidden.txt", "instructor"), self.tmp / "work", 2)
         with contextlib.redirect_stderr(io.StringIO()):
@@ -492,6 +510,8 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
                                                           "detail": ""}])
         self.assertEqual((steps["02_fake"]["performance"]["submission_tflops"],
                           steps["02_fake"]["performance"]["reference_tflops"]), (9.5, 10.0))
+        self.assertEqual(steps["02_fake"]["performance"]["size"], [512, 256, 128])  # its own size
+        self.assertEqual(steps["04_fake"]["performance"]["size"], [4096, 4096, 4096])  # the default
         # The planted bug loses exactly the cases with beta != 0, and its own sanitizer run.
         self.assertEqual([c["status"] for c in steps["04_fake"]["cases"]], ["pass", "fail", "pass", "pass"])
         self.assertEqual(steps["04_fake"]["sanitizer"][0]["status"], "fail")
@@ -509,6 +529,7 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
         self.assertEqual(results["04_fake: performance"], 0)
         self.assertEqual(results["05_fake: correctness, standard cases"], 0)
         self.assertTrue((out / "logs" / "reference-build.log").is_file())
+        self.assertIn("performance 30 at 4096×4096×4096 but 02_fake at 512×256×128", (out / "report.md").read_text())
 
 
     def test_grade_without_a_gpu(self):
@@ -585,10 +606,13 @@ class GradeCommandLineTest(TemporaryFolderTest):
         hidden.write_text("64 64 64 1 0\n64 64 x 1 0\n")
         rubric = self.tmp / "rubric.json"
         rubric.write_text('{"performance": {"full_at": 0.2}}')
+        misnamed = self.tmp / "misnamed.json"
+        misnamed.write_text('{"performance": {"sizes": {"11_streamk": [3072, 3072, 3072]}}}')
         rows = [
             (["--steps", "99"], "no step '99'"),
             (["--steps", "02", "--cases", hidden], f"{hidden}:2: M, N and K must be integers"),
             (["--steps", "02", "--rubric", rubric], "performance.zero_at (0.25) must be below full_at (0.2)"),
+            (["--steps", "02", "--rubric", misnamed], "'11_streamk' is not a step of this tree (step 11 is 11_stream_k)"),
             (["--steps", "02", "--submission", self.tmp / "nowhere"], "not a folder"),
             (["--steps", "11", "--handed-out", "09,10"], "--handed-out 09,10: the graded steps must be among"),
             (["--steps", "11", "--handed-out", "09,99"], "no step '99'"),

@@ -93,6 +93,15 @@ class CopyTest(SmallTreeTest):
         self.assertEqual((out / "CMakeLists.txt").read_text(), "# top\nadd_worklog_step(01_alpha)\n")
         self.assertIn("`02_beta`", (out / "LAB.md").read_text())
 
+    def test_lab_md_gives_each_steps_performance_shape(self):
+        self.rubric["performance"]["sizes"] = {"02": [16, 4096, 4096]}
+        out = self.tmp / "copy"
+        release.release(self.source, ["01_alpha"], out, self.rubric)
+        self.assertIn("your speed at 4096×4096×4096 against", (out / "LAB.md").read_text())
+        both = self.tmp / "both"
+        release.release(self.source, ["01_alpha", "02_beta"], both, self.rubric)
+        self.assertIn("your speed at 4096×4096×4096 but 02_beta at 16×4096×4096 against", (both / "LAB.md").read_text())
+
     def test_a_later_step_kept_on_request(self):
         out = self.tmp / "copy"
         plan = release.release(self.source, ["01_alpha"], out, self.rubric, keep=["02_beta"])

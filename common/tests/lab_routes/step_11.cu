@@ -1,0 +1,49 @@
+// lab_routes (lab_routes.hpp): step 11. Its kernel.cu, included whole, gives the configuration; its
+// plan (stream_k_kernel.cuh: plan_shape, the rule of schedule.cuh) says which tiles are split and how
+// each split tile is fixed up, which decides which regions run:
+//   - a whole tile is written by the "whole tile" store, and so is a split tile that the unit holding
+//     its slice 0 fixes up alone (Fixup::finish_segment);
+//   - a split tile leaves partials that its units publish; fixed up alone, one unit adds them
+//     (add_later_partials); shared, every unit adds and writes a share of its pieces (share, and the
+//     "piece" store).
+// Under 11's rule every split tile of a shape has the same number of parts, so one shape runs either
+// add_later_partials (2 parts or fewer) or share, not both.
+#include "11_stream_k/kernel.cu"
+#include "lab_routes.hpp"
+
+namespace worklog::lab_routes {
+
+Route route_11(Shape s, const Gpu& gpu) {
+  const bool tma = stream_k::tma_path_possible(packed_problem(s));
+  Route r{tma ? "tma" : "08"};
+  const int resident = gpu.sms / Config::cluster_size;  // clusters of 2 on pairs of SMs (lab_routes.hpp)
+  const stream_k::Plan plan = stream_k::plan_shape<Config>(s.m, s.n, s.k, resident);
+  const stream_k::Schedule& schedule = plan.schedule;
+  bool alone = false, shared = false;
+  for (long long tile = 0; tile < schedule.sk_tiles; ++tile) (schedule.fixed_up_alone(tile) ? alone : shared) = true;
+  const bool whole = schedule.tiles > schedule.sk_tiles;
+  // schedule.cuh
+  r.region("publish", tma && schedule.units > 0);
+  r.region("add_later_partials (a split tile fixed up alone)", tma && alone);
+  r.region("share (a split tile's fixup shared)", tma && shared);
+  // stream_k_kernel.cuh: the repeat regions of 09's and 10's protocol run on every TMA launch.
+  for (const char* name :
+       {"barriers (repeats 09 10)", "producer (repeats 09 10)", "producer: arm and copy (repeats 09 10)",
+        "consumer: release a stage in every block (repeats 10)", "consumer: wait for a full stage (repeats 09 10)",
+        "consumer: release the previous slice's stage (repeats 10)",
+        "consumer: release the segment's last stage (repeats 10)"})
+    r.region(name, tma);
+  r.region("store a whole tile", tma && (whole || alone));
+  r.region("store a piece of a shared fixup", tma && shared);
+  r.region("plan_shape", tma);
+  r.fact("resident_clusters", (long long)resident);
+  r.fact("tiles", schedule.tiles);
+  r.fact("k_slices", (long long)schedule.k_tiles);
+  r.fact("whole_tiles", schedule.tiles - schedule.sk_tiles);
+  r.fact("split_tiles", schedule.sk_tiles);
+  r.fact("parts_per_split_tile", (long long)schedule.split);
+  r.fact("fixup", std::string(shared && alone ? "alone and shared" : shared ? "shared" : alone ? "alone" : "none"));
+  return r;
+}
+
+}  // namespace worklog::lab_routes

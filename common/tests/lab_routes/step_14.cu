@@ -1,0 +1,109 @@
+// lab_routes (lab_routes.hpp): step 14. Its kernel.cu, included whole, gives the menu, the model's
+// terms (busiest_cluster, a LAB region) and the prices (calibration.inc). The route below is
+// launch_tile_per_shape's, in its order: few columns, tiny K, small problems, rows TMA cannot
+// describe (13), few rows (12), and only then the menu, whose entry the model picks (choose). Both
+// LAB regions run on the menu's route; what tells whether they matter is the pick: a handout whose
+// choice is not written runs entry 0 (choose's `best` stays 0), and one whose terms are not written
+// (busiest_cluster's Work stays zero) picks the entry whose launch costs least. The plan of each entry
+// is 11's (stream_k::plan_shape) on one worker per SM, clusters of two on pairs of SMs, as
+// work_on_this_gpu asks the device (lab_routes.hpp).
+#include <cstring>
+#include <sstream>
+
+#include "14_tile_per_shape/kernel.cu"
+#include "lab_routes.hpp"
+
+namespace worklog::lab_routes {
+namespace {
+
+using tile_per_shape::Costs;
+
+// An entry's work on `resident` clusters: work_on_this_gpu without the device.
+template <int rows, int cols, int cluster>
+Work work_of(Shape s, Strides t, int resident) {
+  return busiest_cluster(stream_k::plan_shape<Tile<rows, cols, cluster>>(s.m, s.n, s.k, resident), t);
+}
+struct Planner {
+  int rows, cols, cluster;
+  Work (*work)(Shape, Strides, int);
+};
+// Every tile of menu_items(); an entry of the menu missing here stops the program with its name.
+const Planner planners[] = {
+    {128, 256, 2, work_of<128, 256, 2>}, {128, 256, 1, work_of<128, 256, 1>}, {128, 192, 1, work_of<128, 192, 1>},
+    {128, 128, 2, work_of<128, 128, 2>}, {128, 128, 1, work_of<128, 128, 1>}, {128, 64, 1, work_of<128, 64, 1>},
+    {64, 256, 2, work_of<64, 256, 2>},   {64, 128, 1, work_of<64, 128, 1>},   {64, 64, 1, work_of<64, 64, 1>},
+};
+
+const Planner& planner_of(const Entry& e) {
+  for (const Planner& p : planners)
+    if (p.rows == e.rows && p.cols == e.cols && p.cluster == e.cluster) return p;
+  throw std::logic_error(std::string("lab_routes: 14's menu entry ") + e.name +
+                         " has no planner: add its tile to `planners` in common/tests/lab_routes/step_14.cu");
+}
+
+// costs_of without the device: the entry's prices on `gpu` (by name and multiprocessors), else the first
+// GPU's of the table; nullptr when the entry has none. The calibration's GPU is returned in `priced_on`.
+const Costs* costs_on(const Entry& e, const Gpu& gpu, std::string& priced_on) {
+  const Calibration* fallback = nullptr;
+  for (const Calibration& c : calibration) {
+    if (std::strcmp(c.entry, e.name) != 0) continue;
+    if (gpu.name == c.gpu && c.sms == gpu.sms) {
+      priced_on = c.gpu;
+      return &c.costs;
+    }
+    if (!fallback) fallback = &c;
+  }
+  if (fallback) priced_on = fallback->gpu;
+  return fallback ? &fallback->costs : nullptr;
+}
+
+}  // namespace
+
+Route route_14(Shape s, const Gpu& gpu) {
+  const GemmProblem<__half> p = packed_problem(s);
+  const Strides strides = strides_of(p);
+  const char* path = thin(s)                            ? "thin"
+                     : tiny_k(s)                        ? "tiny_k"
+                     : tile_per_shape::small_problem(s) ? "small (08)"
+                     : !stream_k::tma_path_possible(p)  ? "13"
+                     : p.m <= tile_per_shape::few_rows  ? "12"
+                                                        : "menu";
+  Route r{path};
+  const bool menu = r.path == "menu";
+  r.region("busiest_cluster: the model's terms", menu);
+  r.region("choose: the pick", menu);
+  if (!menu) return r;
+  // choose()'s loop: the cheapest priced entry, the first of equals; and the same without the terms.
+  const std::vector<Entry>& entries = menu_items();
+  std::size_t pick = 0, pick_without_work = 0;
+  double best_us = -1.0, best_without_work_us = -1.0;
+  std::string priced_on;
+  std::ostringstream table;
+  table << "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    const int resident = gpu.sms / e.cluster;
+    const Work work = planner_of(e).work(s, strides, resident);
+    const Costs* c = costs_on(e, gpu, priced_on);
+    table << (i ? ", " : "") << "{\"entry\": " << Route::quoted(e.name) << ", \"resident\": " << resident
+          << ", \"slices\": " << work.slices << ", \"segments\": " << work.segments
+          << ", \"fixup\": " << (work.fixup ? "true" : "false") << ", \"unaligned_slices\": " << work.unaligned_slices;
+    if (c) {
+      const double us = tile_per_shape::predict_us(*c, work), without_work_us = tile_per_shape::predict_us(*c, Work{});
+      table << ", \"model_us\": " << us;
+      if (best_us < 0.0 || us < best_us) best_us = us, pick = i;
+      if (best_without_work_us < 0.0 || without_work_us < best_without_work_us)
+        best_without_work_us = without_work_us, pick_without_work = i;
+    }
+    table << "}";
+  }
+  table << "]";
+  r.fact("priced_on", priced_on);
+  r.fact("pick", std::string(entries[pick].name));
+  r.fact("pick_without_the_choice", std::string(entries[0].name));
+  r.fact("pick_without_the_terms", std::string(entries[pick_without_work].name));
+  r.fact_json("entries", table.str());
+  return r;
+}
+
+}  // namespace worklog::lab_routes

@@ -1,0 +1,192 @@
+"""The rubric's performance shapes run the LAB regions of the steps they time.
+
+The grader times each step at one shape (lab/rubric.json: performance.sizes, else performance.size).
+Where that shape sends the work down a path without the student's code (12 hands M > 128 to 11; 13
+copies nothing when every row is aligned; 11 splits no tile at 4096³ on 132 SMs), the student's
+region never runs and the step's performance points come for nothing. So, for each step:
+
+- 01 to 08 run every region at every shape: an unaligned shape runs the same kernel template as an
+  aligned one (07's and 08's element-wise copies, 04's scalar loads), with the same regions;
+- 09 to 14: lab_routes (common/tests/lab_routes/, built with the tests; CTest names it in
+  LAB_ROUTES) works out on the CPU, from each step's own launch logic and plans, which path the
+  shape takes and whether each LAB region runs there. Every region must run, but those of NOT_TIMED,
+  which no shape runs together with the others. For 14 the regions must also matter: the model's
+  pick must differ from the entry a blank choice runs and from the one a blank model of the work
+  picks. A step after 08 that lab_routes does not know fails: teach it the new step's routes.
+
+lab_routes counts resident workers as one per SM, clusters of two on pairs (132 SMs: an H100 SXM or
+an H200, the GPUs of the committed figures). test_the_model_is_the_one_the_gpu_ran checks that
+against 14's tile_model.csv, which an H100 wrote.
+
+Run from anywhere:  python3 -m unittest discover -s lab/tests -v  (LAB_ROUTES=build/common/tests/lab_routes)
+"""
+import copy
+import csv
+import json
+import os
+import subprocess
+import unittest
+
+from lab_test_support import REPOSITORY
+
+from labkit import markers  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
+from labkit.rubric import load_rubric, performance_size  # noqa: E402
+from labkit.steps import discover_steps, regions_of  # noqa: E402
+
+ROUTES = os.environ.get("LAB_ROUTES")
+SKIP = "LAB_ROUTES (the built common/tests/lab_routes) not given"
+
+# Steps whose every LAB region runs whatever the shape (this module's docstring says why).
+EVERY_SHAPE = {f"{n:02d}" for n in range(1, 9)}
+# Regions that the performance shape of their step does not run, and why that is the best one shape
+# can do; correctness cases run them (gpu_tests' standard cases, which the grader runs for every step).
+NOT_TIMED = {
+    "11_stream_k": {
+        "add_later_partials (a split tile fixed up alone)":
+            "11's rule cuts every split tile of a shape into the same number of parts, so a shape has its "
+            "split tiles either fixed up alone (2 parts or fewer) or shared; the shape times the shared fixup",
+    },
+    "13_pad_unaligned": {
+        "in-place products (repeats 06 08)": "the in-place route (few rows, B unaligned) copies nothing, so no "
+                                             "shape runs it together with the copy and the hand-off",
+        "in-place pipeline (repeats 07)": "as the in-place products",
+    },
+}
+TILE_MODEL = REPOSITORY / "plots" / "results" / "tile_model.csv"
+
+
+def shape_text(size):
+    return "x".join(str(v) for v in size)
+
+
+def lab_routes(shapes, routes=ROUTES):
+    """lab_routes' answer for `shapes`: {(M, N, K): {step: route}}."""
+    done = subprocess.run([routes, *sorted({shape_text(s) for s in shapes})], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"lab_routes failed (exit code {done.returncode}): {done.stderr.strip()}")
+    return {tuple(s["shape"]): s["steps"] for s in json.loads(done.stdout)["shapes"]}
+
+
+def performance_shape_problems(rubric, root=REPOSITORY, routes=ROUTES):
+    """What is wrong with the performance shapes of `rubric` for the lab steps of tree `root`: one
+    line per problem, [] when every step's shape runs its regions."""
+    steps = [s for s in discover_steps(root) if regions_of(root, s)]
+    checked = [s for s in steps if s[:2] not in EVERY_SHAPE]
+    answers = lab_routes([performance_size(rubric, s) for s in checked], routes) if checked else {}
+    problems = []
+    for step in checked:
+        size = performance_size(rubric, step)
+        where = f"{step} at {shape_text(size)}"
+        route = answers[tuple(size)].get(step)
+        if route is None:
+            problems.append(f"{where}: lab_routes does not know {step}: add its routes to common/tests/lab_routes/")
+            continue
+        regions = markers.all_regions(regions_of(root, step))
+        if len(route["regions"]) != len(regions):
+            problems.append(f"{where}: lab_routes names {len(route['regions'])} LAB regions, the step's files hold "
+                            f"{len(regions)}: update common/tests/lab_routes/step_{step[:2]}.cu")
+        for region in route["regions"]:
+            if not region["runs"] and region["name"] not in NOT_TIMED.get(step, {}):
+                problems.append(f"{where}: the route is {route['route']}, where the region "
+                                f"\"{region['name']}\" does not run")
+        if step.startswith("14_") and route["route"] == "menu":
+            for blank in ("pick_without_the_choice", "pick_without_the_terms"):
+                if route["pick"] == route[blank]:
+                    problems.append(f"{where}: the model picks {route['pick']}, as it does {blank.replace('_', ' ')}: "
+                                    "a student's choice would not change the speed")
+    return problems
+
+
+@unittest.skipUnless(ROUTES, SKIP)
+class PerformanceShapesTest(unittest.TestCase):
+    def test_the_rubrics_shapes_run_every_region(self):
+        self.assertEqual(performance_shape_problems(load_rubric()), [])
+
+    def test_4096_cubed_skips_the_regions_of_11_12_13_and_14(self):
+        """The old rubric (every step at 4096³) gave 11 to 14 their performance points for nothing."""
+        rubric = load_rubric()
+        for step in ("11_stream_k", "12_swap_ab", "13_pad_unaligned", "14_tile_per_shape"):
+            with self.subTest(step=step):
+                changed = copy.deepcopy(rubric)
+                changed["performance"]["sizes"][step] = [4096, 4096, 4096]
+                problems = performance_shape_problems(changed)
+                self.assertTrue(problems, step)
+                self.assertTrue(all(p.startswith(f"{step} at 4096x4096x4096: ") for p in problems), problems)
+        old = copy.deepcopy(rubric)
+        del old["performance"]["sizes"]  # a rubric recorded before per-step sizes
+        problems = performance_shape_problems(old)
+        self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14"}, problems)
+        self.assertIn("11_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
+                      problems)
+        self.assertIn("12_swap_ab at 4096x4096x4096: the route is 11, where the region \"store transposed\" does "
+                      "not run", problems)
+        self.assertIn("13_pad_unaligned at 4096x4096x4096: the route is step_12, where the region \"pad_copy: fill a "
+                      "chunk\" does not run", problems)
+        self.assertIn("14_tile_per_shape at 4096x4096x4096: the model picks menu_128x256_c2, as it does pick without "
+                      "the choice: a student's choice would not change the speed", problems)
+
+    def test_other_shapes_that_skip_a_region(self):
+        rows = [
+            ("11_stream_k", [1024, 1024, 1024], "\"share (a split tile's fixup shared)\" does not run"),  # whole tiles
+            ("11_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
+            ("12_swap_ab", [129, 4096, 4096], "the route is 11"),  # one row above swap_ab::max_m
+            ("12_swap_ab", [16, 4097, 4096], "the route is 08"),
+            ("13_pad_unaligned", [16, 4097, 4096], "the route is in_place"),  # few rows read in place: no copy
+            ("14_tile_per_shape", [16, 4096, 4096], "the route is 12"),  # few rows go to 12
+            ("14_tile_per_shape", [3072, 3072, 3072], "as it does pick without the terms"),
+        ]
+        for step, size, message in rows:
+            with self.subTest(step=step, size=size):
+                rubric = load_rubric()
+                rubric["performance"]["sizes"][step] = size
+                problems = performance_shape_problems(rubric)
+                self.assertTrue(any(message in p for p in problems), problems)
+
+    def test_09_and_10_at_an_unaligned_default_size(self):
+        rubric = load_rubric()
+        rubric["performance"]["size"] = [4097, 4097, 4097]
+        problems = performance_shape_problems(rubric)
+        for step in ("09_wgmma_tma", "10_persistent_clusters"):
+            self.assertTrue(any(p.startswith(f"{step} at 4097x4097x4097: the route is 08") for p in problems), problems)
+        self.assertFalse([p for p in problems if p[:2] in EVERY_SHAPE])
+
+    def test_11s_shape_splits_tiles_as_its_readme_draws_them(self):
+        route = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]["11_stream_k"]
+        # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each.
+        self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"], route["parts_per_split_tile"],
+                          route["fixup"]), (144, 132, 12, 5, "shared"))
+
+    @unittest.skipUnless(TILE_MODEL.is_file(), "no plots/results/tile_model.csv")
+    def test_the_model_is_the_one_the_gpu_ran(self):
+        """lab_routes' plans of 14's entries (one worker per SM, clusters of two) give the terms, the
+        predictions and the pick that 14's calibrate tool recorded on an H100 (tile_model.csv)."""
+        with open(TILE_MODEL, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        answers = lab_routes([[int(r["m"]), int(r["n"]), int(r["k"])] for r in rows])
+        compared = 0
+        for row in rows:
+            route = answers[(int(row["m"]), int(row["n"]), int(row["k"]))]["14_tile_per_shape"]
+            if route["route"] != "menu":
+                continue  # a shape the menu does not take (small, tiny K): the tool explained it all the same
+            entry = next(e for e in route["entries"] if e["entry"] == row["entry"])
+            with self.subTest(shape=(row["m"], row["n"], row["k"]), entry=row["entry"]):
+                self.assertEqual((entry["slices"], entry["segments"], entry["fixup"], entry["unaligned_slices"] > 0),
+                                 (int(row["slices"]), int(row["segments"]), row["fixup"] == "yes",
+                                  row["off_lines"] == "yes"))
+                self.assertAlmostEqual(entry["model_us"], float(row["model_us"]), delta=0.06)  # the CSV's 0.1 µs
+                self.assertEqual(route["pick"] == row["entry"], row["picked"] == "yes")
+            compared += 1
+        self.assertGreater(compared, 0)
+
+    def test_bad_command_lines(self):
+        for argv in (["3072x3072"], [], ["--sms", "x", "64x64x64"], ["0x64x64"]):
+            with self.subTest(argv=argv):
+                done = subprocess.run([ROUTES, *argv], capture_output=True, text=True, timeout=60)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertTrue(done.stderr.startswith("lab_routes: error: "), done.stderr)
+                self.assertEqual(done.stdout, "")
+
+
+if __name__ == "__main__":
+    unittest.main()
