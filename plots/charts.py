@@ -16,7 +16,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from profile_csv import gpu_name, measured_l2_bandwidth, roofline_points  # noqa: E402
 from results_csv import (cublas_ms, cublas_name, failed_steps, gemm_flops, headline_size,  # noqa: E402
-                         latest_per_step, newest, plottable, precision_label, precisions)
+                         latest_per_step, newest, plottable, precision_label, precisions, timing_of)
 from results_table import fmt_pct, fmt_tflops  # noqa: E402
 
 COLORS = {"fp32": "tab:blue", "fp16": "tab:orange"}
@@ -35,6 +35,12 @@ GPU_PEAKS = (
     ("RTX 4090", 82.6, 165.2, 1008.0),
 )
 
+
+
+def _timing(rows):
+    """", timing cold" (or warm) for a title, from the rows' timing column; "" for rows that do not say."""
+    mode = timing_of(rows)
+    return f", timing {mode}" if mode else ""
 
 def _plain_log_labels(axis):
     """Label a log axis 0.1, 1, 10 rather than 10^-1, 10^0, 10^1; on a short axis (under two
@@ -69,7 +75,7 @@ def plot_tflops(rows, path):
     ax.set_ylim(top=ax.get_ylim()[1] * 2)  # room for the legend above the cuBLAS lines
     ax.set_xticks(list(x), [r["step"].replace("_", "\n") for r in shown])
     ax.set_ylabel("TFLOP/s (log scale)")
-    ax.set_title(f"GEMM {'×'.join(map(str, size))} on {newest(rows)['gpu']}\n"
+    ax.set_title(f"GEMM {'×'.join(map(str, size))} on {newest(rows)['gpu']}{_timing(rows)}\n"
                  "bar labels: % of cuBLAS in the same precision")
     ax.legend(handles=handles, loc="upper left", fontsize=9)
     ax.grid(axis="y", which="both", alpha=0.3)
@@ -101,7 +107,7 @@ def plot_sweep(square, path):
     ax.grid(which="both", alpha=0.3)
     ax.set_xlabel("N (square N×N×N)")
     ax.set_ylabel("TFLOP/s (log scale)")
-    ax.set_title(f"size sweep: tile and wave quantization ({newest(square)['gpu']})")
+    ax.set_title(f"size sweep: tile and wave quantization ({newest(square)['gpu']}{_timing(square)})")
     handles, _ = ax.get_legend_handles_labels()
     handles += [Line2D([], [], ls="", marker="o", color="black", label="N a multiple of 128"),
                 Line2D([], [], ls="", marker="o", color="black", mfc="white", label="N not a multiple")]
@@ -174,7 +180,7 @@ def plot_roofline(rows, path, peaks):
     ax.grid(which="major", alpha=0.3)
     ax.set_xlabel("arithmetic intensity (FLOP/byte of modeled global-memory traffic)")
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"roofline, {'×'.join(map(str, size))} on {newest(rows)['gpu']} (roofs: datasheet peaks)")
+    ax.set_title(f"roofline, {'×'.join(map(str, size))} on {newest(rows)['gpu']}{_timing(rows)} (roofs: datasheet peaks)")
     _save(fig, path)
 
 

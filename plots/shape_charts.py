@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm, TwoSlopeNorm  # noqa: E402
 
 from shape_corpus import WAVE_TILES, wave_starts  # noqa: E402
+from results_csv import timing_of  # noqa: E402
 from shape_results import NOT_AVAILABLE, counted, engine_title, engines, fmt_tflops  # noqa: E402
 
 SQUARES, LLM = "shapes_squares.png", "shapes_llm.png"
@@ -20,6 +21,12 @@ FP32 = "fp32"
 STEP_COLORS = ["tab:red", "tab:orange", "tab:brown", "tab:pink", "tab:olive", "darkgoldenrod", "maroon"]
 PEER_COLORS = ["tab:blue", "tab:green", "tab:purple", "tab:cyan"]
 
+
+
+def _timing(rows):
+    """", timing cold" (or warm) for a title, from the rows' timing column; "" for rows that do not say."""
+    mode = timing_of([r for r in rows if r.get("gpu")])
+    return f", timing {mode}" if mode else ""
 
 def draw(rows, out):
     """Draw the charts that these rows allow into folder out; returns the paths written."""
@@ -90,7 +97,7 @@ def plot_squares(rows, path):
         handles.append(plt.Line2D([], [], ls="", marker="o", ms=6, mfc="none", color="gray",
                                   label="hollow: N ± 1 beside a multiple of 128 (alignment, tile quantization)"))
         ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
-        ax.set_title(f"square GEMMs, {title}, on {gpu}")
+        ax.set_title(f"square GEMMs, {title}, on {gpu}{_timing(rows)}")
     _save(fig, path)
 
 
@@ -147,7 +154,7 @@ def plot_llm(rows, path):
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     gpu, _ = _gpu(rows)
-    fig.suptitle(f"LLM linear layers (N outputs × K inputs) against M tokens, on {gpu}", fontsize=12)
+    fig.suptitle(f"LLM linear layers (N outputs × K inputs) against M tokens, on {gpu}{_timing(rows)}", fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.98))
     _save(fig, path)
 
