@@ -64,8 +64,8 @@ double measure_sm_clock_mhz();
 
 // The DRAM read rate of the current device, in bytes per second: a kernel that only reads `bytes`
 // (every SM, 16-byte loads, several in flight per thread), the median of `reps` timed reads after
-// untimed ones that bring the clocks up. Nothing else runs between the reads (no copy, whose writes a read would drain).
-// Throws Failure (exit_does_not_fit) when the buffer cannot be allocated.
+// untimed ones that bring the clocks up. Nothing else runs between the reads (no copy, whose writes a read would
+// drain). Throws Failure (exit_does_not_fit) when the buffer cannot be allocated.
 double measure_dram_read_rate(std::size_t bytes, int reps);
 // What --dram-fraction reads: 4 GiB, many times L2.
 inline constexpr std::size_t dram_read_bytes = std::size_t(4) << 30;
