@@ -212,9 +212,10 @@ cuBLAS on the same random inputs, checks the result, and times both.
   --no-cublas           run no cuBLAS at all (implies --no-check): only this step's kernel runs,
                         as the compute-sanitizer tests want
   --csv FILE            append one result row to FILE (header written when FILE is new; FILE is
-                        created only when the row is written); its last columns, bad_count,
-                        first_bad_row, first_bad_col, expected, obtained, are the check's verdict
-                        for programs (empty when unchecked; the last four empty when it passed)
+                        created only when the row is written); its columns bad_count,
+                        first_bad_row, first_bad_col, expected, obtained are the check's verdict
+                        for programs (empty when unchecked; the last four empty when it passed),
+                        and the columns after them say how the row was timed
   --shapes FILE         run every shape listed in FILE (one MxNxK a line, # comments) in this
                         process, instead of --m --n --k: each is checked, timed and written to
                         --csv as a run of its own; a shape that does not fit is skipped, with a line
