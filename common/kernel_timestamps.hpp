@@ -19,18 +19,24 @@ struct KernelSpan {
 };
 
 // The kernels of harness_timing.cu's covers: the hold kernel comes first in every cover, so it opens
-// the next timed run; the flush and the clock probe belong to no run.
+// the next timed run; the flush and the clock probe belong to no run, and the clock probe opens the
+// timed rounds.
 inline constexpr const char* run_opening_kernel = "timing_hold_kernel";
 inline constexpr const char* not_a_run_kernels[] = {"timing_read_kernel", "timing_clock_kernel"};
+inline constexpr const char* timed_rounds_kernel = "timing_clock_kernel";  // probes the clock before the first round
 
 // Each timed run's time in ms from the kernels' timestamps, in the order the runs were enqueued: the
-// kernels in start order, each run_opening_kernel opening the next run, the not_a_run_kernels left
+// kernels in start order from the first clock probe on (the timed rounds open with one; kernels before
+// it belong to the warm-up), each run_opening_kernel opening the next run, the not_a_run_kernels left
 // out; a run lasts from its first kernel's start to its last kernel's end. Empty when the spans do
 // not make `runs` runs of at least one kernel each (a record lost): the caller times with events then.
 inline std::vector<double> run_times_ms(const std::vector<KernelSpan>& spans, std::size_t runs) {
   const auto named = [](const KernelSpan& k, const char* name) { return k.name.find(name) != std::string::npos; };
   std::vector<std::pair<std::uint64_t, std::uint64_t>> run_spans;  // first start, last end
+  bool timed = false;                                              // past the first clock probe
   for (const KernelSpan& k : spans) {
+    if (named(k, timed_rounds_kernel)) timed = true;
+    if (!timed) continue;
     if (named(k, run_opening_kernel)) {
       run_spans.push_back({UINT64_MAX, 0});
     } else if (!run_spans.empty() && !named(k, not_a_run_kernels[0]) && !named(k, not_a_run_kernels[1])) {
