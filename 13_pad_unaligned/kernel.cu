@@ -457,10 +457,11 @@ struct Padding {
   std::size_t rest_offset = 0, rest_bytes = 0, total = 0;  // the workspace of the path it hands over to; all
 };
 
-// a_ok, b_ok: TMA can describe A's and B's rows where they are (base and leading dimension 16-byte
-// aligned); c_ok: so can 11's TMA store C's (and its rows end on a 16-byte chunk: N a multiple of 4).
+// The route and the copies, before any buffer is sized. a_ok, b_ok: TMA can describe A's and B's rows
+// where they are (base and leading dimension 16-byte aligned); c_ok: so can 11's TMA store C's (and
+// its rows end on a 16-byte chunk: N a multiple of 4).
 template <class Pad>
-Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) {
+Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
   Padding d;
   d.k8 = round_up_8(s.k);
   d.n8 = round_up_8(s.n);
@@ -477,7 +478,14 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
     d.pad_b = d.pad_b || (d.stage_c && d.n8 != s.n);
   }
   // LAB END
-  // The buffers, in this order, each on a 256-byte boundary; then the workspace of the path it hands over to.
+  return d;
+}
+
+// The decision, then its buffers, in this order, each on a 256-byte boundary; then the workspace of the
+// path it hands over to.
+template <class Pad>
+Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) {
+  Padding d = decide_padding<Pad>(s, a_ok, b_ok, c_ok);
   std::size_t offset = 0;
   auto reserve = [&](bool needed, std::size_t bytes) {
     const std::size_t at = offset;

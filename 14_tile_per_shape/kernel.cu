@@ -675,10 +675,21 @@ void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
   menu_items()[pick].launch(p, stream);
 }
 
-// The workspace: the most any route of the shape may take (13's, which covers 12's, or any entry's).
+// The workspace of the route the shape takes (route_of, as the launch decides it). The pointers are
+// not known yet: on the routes TMA can take, a launch whose operand starts off 16 bytes goes to 13
+// instead, so those take the most of 13's (which covers 12's) and any entry's.
 std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
-  if (thin(shape)) return thin_workspace_bytes(shape);
-  if (tiny_k(shape) || tile_per_shape::small_problem(shape)) return 0;  // the write of C and 08's kernel need none
+  switch (tile_per_shape::route_of(shape, strides, true)) {
+    case Route::pass_over_a:
+      return thin_workspace_bytes(shape);
+    case Route::tiny_k:
+    case Route::small_problem:
+      return 0;  // the write of C and 08's kernel need none
+    case Route::padded:
+    case Route::few_rows:
+    case Route::menu:
+      break;
+  }
   std::size_t bytes = pad_unaligned::workspace_bytes(shape, strides);
   for (const Entry& e : menu_items()) bytes = std::max(bytes, e.workspace(shape, strides));
   return bytes;

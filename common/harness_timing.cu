@@ -15,7 +15,7 @@ namespace worklog {
 namespace {
 
 // ---- Configuration ------------------------------------------------------------------------------
-constexpr int flush_l2_multiple = 3;       // the cold cover reads 3 × L2: every line of the operands evicted
+constexpr int flush_l2_multiple = 3;       // the cold cover reads 3 × L2, so that it evicts the operands
 constexpr int read_threads = 512;          // per block of the read kernel
 constexpr int read_blocks_per_sm = 4;      // 2048 threads per SM, the most it holds
 constexpr int loads_in_flight = 4;         // 16-byte loads per thread before the first use
@@ -23,7 +23,7 @@ constexpr double min_hold_us = 10;         // the hold kernel's least duration
 constexpr double default_hold_us = 50;     // without a warm-up to measure the host's enqueue time
 constexpr double max_hold_us = 2000;       // a host that needs longer shows in Timings::uncovered
 constexpr double clock_window_ns = 100e3;  // the clock probe's interval of the global timer
-constexpr int dram_warmup_reads = 5;       // untimed reads before the DRAM rate's timed ones (20 ms of 4 GiB)
+constexpr int dram_warmup_reads = 5;       // untimed reads before the DRAM rate's timed ones
 
 __device__ __forceinline__ long long global_timer_ns() {
   long long t;

@@ -19,8 +19,8 @@ namespace worklog {
 
 namespace {
 
-// The activity record of a kernel in this CUPTI's layout (the start, end and name the harness reads
-// lie at the same place in every version since CUDA 12).
+// The activity record of a kernel in the layout of the CUPTI headers this is built with, which the
+// libcupti of the same toolkit writes.
 #if CUPTI_API_VERSION >= 130000
 using KernelRecord = CUpti_ActivityKernel10;
 #else

@@ -1,7 +1,8 @@
 // lab_routes (lab_routes.hpp): step 14. Its kernel.cu, included whole, gives the menu, the model's
-// terms (busiest_cluster, a LAB region) and the prices (calibration.inc). The route below is
+// terms (busiest_cluster, a LAB region) and the prices (calibration.inc). The route is
 // launch_tile_per_shape's, in its order: few columns, tiny K, small problems, rows TMA cannot
-// describe (13), few rows (12), and only then the menu, whose entry the model picks (choose). Both
+// describe (13), few rows (12), and only then the menu (tile_per_shape::route_of, which the launch
+// calls), whose entry the model picks (choose). Both
 // LAB regions run on the menu's route; what tells whether they matter is the pick: a handout whose
 // choice is not written runs entry 0 (choose's `best` stays 0), and one whose terms are not written
 // (busiest_cluster's Work stays zero) picks the entry whose launch costs least. The plan of each entry
@@ -62,14 +63,10 @@ const Costs* costs_on(const Entry& e, const Gpu& gpu, std::string& priced_on) {
 Route route_14(Shape s, const Gpu& gpu) {
   const GemmProblem<__half> p = packed_problem(s);
   const Strides strides = strides_of(p);
-  const char* path = thin(s)                            ? "thin"
-                     : tiny_k(s)                        ? "tiny_k"
-                     : tile_per_shape::small_problem(s) ? "small (08)"
-                     : !stream_k::tma_path_possible(p)  ? "13"
-                     : p.m <= tile_per_shape::few_rows  ? "12"
-                                                        : "menu";
-  Route r{path};
-  const bool menu = r.path == "menu";
+  // The launch's own decision (tile_per_shape::route_of), on operands that start on 16 bytes.
+  const tile_per_shape::Route route = tile_per_shape::route_of(s, strides, true);
+  Route r{tile_per_shape::route_name(route)};
+  const bool menu = route == tile_per_shape::Route::menu;
   r.region("busiest_cluster: the model's terms", menu);
   r.region("choose: the pick", menu);
   if (!menu) return r;
