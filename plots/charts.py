@@ -223,7 +223,7 @@ def plot_measured_roofline(profile, path, peaks):
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, measured by Nsight Compute)")
     ax.set_ylabel("TFLOP/s (profiled run)")
     shape = "×".join(str(int(profile[0][c])) for c in "mnk")
-    ax.set_title(f"measured roofline, {shape} on {gpu_name(profile)}")
+    ax.set_title(f"measured roofline, {shape} on {gpu_name(profile)} (Nsight Compute, caches flushed)")
     _save(fig, path)
 
 

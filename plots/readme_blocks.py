@@ -668,7 +668,7 @@ def counters(results, step, compare, precision, rows):
     mine, theirs = _profile_row(results, step), _profile_row(results, compare, precision or None)
     table = [[COUNTER_ROWS[key][0], COUNTER_ROWS[key][1](theirs), COUNTER_ROWS[key][1](mine)] for key in rows]
     caption = (f"Nsight Compute, {mine['gpu']}, {_shape(int(mine[c]) for c in 'mnk')}, one profiled launch "
-               "each (`plots/results/profile.csv`)")
+               "each, caches flushed before it (`plots/results/profile.csv`)")
     if any(key.endswith("per_fma") for key in rows):
         caption += "; an FMA instruction is one warp FFMA, M·N·K / 32 of them"
     return caption + ":\n\n" + _table(["", _column_name(theirs), _column_name(mine)], ["---", "---", "---"], table)
@@ -832,10 +832,21 @@ def _percent(values, spec="{:.1f}"):
     return _range(values, spec.format) + ("%" if values else "")
 
 
+# How rows of experiments.csv were timed, from their `source`: those recorded under the timing modes
+# say "cold (L2 flushed"; the older ones were timed by CUDA events with nothing queued before each run,
+# the operands left in L2 by the run before.
+COLD_SOURCE = "cold (L2 flushed"
+BEFORE_THE_MODES = "timing warm, by CUDA events with nothing queued before each run (before the timing modes)"
+
+
 def _experiment_caption(rows):
     dates = sorted({r["date"] for r in rows})
     gpus = sorted({r["gpu"] for r in rows})
-    return f"{', '.join(gpus)}, {', '.join(dates)}"
+    cold = [COLD_SOURCE in (r.get("source") or "") for r in rows]
+    timing = TIMING_WORDS["cold"] if all(cold) else BEFORE_THE_MODES if not any(cold) else "timing cold and warm"
+    if all(cold):
+        timing = "timing " + timing
+    return f"{', '.join(gpus)}, {', '.join(dates)}, {timing}"
 
 
 @block("timing_validation", "timing_validation.csv")
