@@ -60,6 +60,15 @@ double parse_ms(const std::string& flag, const std::string& text) {
   return value;
 }
 
+// One of two words, as the value it names; anything else is named in the error ("expects 'a' or 'b'").
+template <class Value>
+Value parse_choice(const std::string& flag, const std::string& text, const char* first, Value first_value,
+                   const char* second, Value second_value) {
+  if (text == first) return first_value;
+  if (text == second) return second_value;
+  fail(flag + " expects '" + first + "' or '" + second + "' (got '" + text + "')");
+}
+
 }  // namespace
 
 void check_strides(Shape shape, Strides strides, const std::string& where) {
@@ -106,14 +115,7 @@ Options parse_options(const std::vector<std::string>& args) {
          o.variant = v;
        }},
       {"--initial-c",
-       [&](auto& f, auto& v) {
-         if (v == "random")
-           o.initial_c = InitialC::random;
-         else if (v == "nan")
-           o.initial_c = InitialC::nan;
-         else
-           fail(f + " expects 'random' or 'nan' (got '" + v + "')");
-       }},
+       [&](auto& f, auto& v) { o.initial_c = parse_choice(f, v, "random", InitialC::random, "nan", InitialC::nan); }},
       {"--csv",
        [&](auto& f, auto& v) {
          if (v.empty()) fail(f + " expects a file name");
@@ -127,22 +129,10 @@ Options parse_options(const std::vector<std::string>& args) {
       {"--time-cap", [&](auto& f, auto& v) { o.time_cap_ms = parse_ms(f, v); }},
       {"--profile-launches", [&](auto& f, auto& v) { o.profile_launches = parse_int(f, v, 1); }},
       {"--timing",
-       [&](auto& f, auto& v) {
-         if (v == "cold")
-           o.timing = TimingMode::cold;
-         else if (v == "warm")
-           o.timing = TimingMode::warm;
-         else
-           fail(f + " expects 'cold' or 'warm' (got '" + v + "')");
-       }},
+       [&](auto& f, auto& v) { o.timing = parse_choice(f, v, "cold", TimingMode::cold, "warm", TimingMode::warm); }},
       {"--profile",
        [&](auto& f, auto& v) {
-         if (v == "step")
-           o.profile = ProfileTarget::step;
-         else if (v == "cublas")
-           o.profile = ProfileTarget::cublas;
-         else
-           fail(f + " expects 'step' or 'cublas' (got '" + v + "')");
+         o.profile = parse_choice(f, v, "step", ProfileTarget::step, "cublas", ProfileTarget::cublas);
        }},
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
