@@ -31,7 +31,9 @@
 // swap_ab.hpp declares what 13 calls. Variants (README.md's tables): the swap for every M, whole
 // tiles only, the even deal, split-K, and 11's shared fixup.
 
+#include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "11_stream_k/schedule.cuh"
@@ -70,6 +72,8 @@ struct Config {
   static constexpr int fixup_slices = 16;             // 11's estimate of what splitting costs, for the hybrid rule
   static constexpr int fixup_alone_units = 1 << 30;   // every split tile fixed up by one unit: partials are small
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
+  static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
+  static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
 };
 
 // What the configuration and the width imply, and the checks that name the knob at fault. shared_c:
@@ -113,6 +117,10 @@ struct Layout : Config {
   static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(stream_k::check_policy<Config>());
+  static_assert(Config::max_cluster >= 1 && Config::max_cluster <= 8, "max_cluster must be 1 to 8 (portable clusters)");
+  // reduce_in_cluster leaves each consumer's partial (groups float4 a thread) over the stages.
+  static_assert(consumers * groups * warpgroup_threads * 16 <= stages * stage_bytes,
+                "the partials of a cluster split must fit in the stages' shared memory");
 };
 
 // ---- Descriptors ----------------------------------------------------------------------------------
@@ -215,12 +223,71 @@ struct FlagWait {
       "does every unit publish its partials before it waits for others', are all blocks resident?"};
 };
 
+// ---- The sum of a split tile, in the cluster ------------------------------------------------------
+
+// How a launch splits K when one wave holds every tile: `parts` blocks per tile make one cluster,
+// block `rank` of the cluster taking k-slices [rank·k_tiles / parts, (rank + 1)·k_tiles / parts).
+struct ClusterSplit {
+  int parts;    // blocks per tile, the cluster's size (1: whole tiles, no cluster)
+  int k_tiles;  // 64-wide k-slices of the problem
+};
+
+// The sum of a tile split over a cluster, in the cluster's shared memory rather than a workspace in
+// global memory: no partial makes a round trip to L2, no flag is polled. Each block leaves its
+// accumulators in its own stages (idle now: every copy has landed and been multiplied), the cluster
+// meets at a barrier, and each block adds up the pieces it owns (a piece: 8 rows of C × one
+// consumer's 64 columns; piece i of consumer c belongs to block (c·groups + i) mod parts), reading
+// every block's partial in the order of their ranks (the same sum in every run), and writes them. A
+// second barrier keeps each block's shared memory alive until the others have read it. The producer
+// warpgroup meets both barriers too (cluster_barriers_of_the_reduction): a cluster barrier counts
+// every thread.
+template <class L>
+__device__ __forceinline__ void reduce_in_cluster(const float (&acc)[L::accumulators], float4* partials, int consumer,
+                                                  int parts, const GemmProblem<__half>& p, long long row0,
+                                                  long long col0) {
+  const int t = threadIdx.x % warpgroup_threads;
+  float4* mine = partials + consumer * L::groups * warpgroup_threads + t;  // float4 i of thread t: i·128 + t
+#pragma unroll
+  for (int i = 0; i < L::groups; ++i)
+    mine[i * warpgroup_threads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+  cluster_arrive();
+  cluster_wait();
+  const int rank = int(cluster_rank());
+#pragma unroll 1
+  for (int i = (rank - consumer * L::groups % parts + parts) % parts; i < L::groups; i += parts) {
+    float4 part[L::max_cluster];  // every block's float4, loaded together: one round trip, then the sums in order
+#pragma unroll
+    for (int q = 0; q < L::max_cluster; ++q)
+      if (q < parts) part[q] = load_shared_in_block(mine + i * warpgroup_threads, q);
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int q = 0; q < L::max_cluster; ++q)
+      if (q < parts) sum[0] += part[q].x, sum[1] += part[q].y, sum[2] += part[q].z, sum[3] += part[q].w;
+    store_transposed<1>(sum, p, row0 + i * 8, col0);
+  }
+  cluster_arrive();
+  cluster_wait();
+}
+
+// The producer warpgroup's side of reduce_in_cluster's two barriers.
+__device__ __forceinline__ void cluster_barriers_of_the_reduction() {
+  __syncwarp();
+  cluster_arrive();
+  cluster_wait();
+  cluster_arrive();
+  cluster_wait();
+}
+
 // ---- The kernel -----------------------------------------------------------------------------------
 
-template <class Config, int width, bool shared_c>
+// One kernel, two ways to share out the work: 11's schedule (s: whole tiles and aligned k-parts over
+// resident blocks, a fixup through the workspace), or with cluster_split one (tile, k-part) per block,
+// the parts of a tile a cluster that adds them up in shared memory (split; every tile in one wave).
+template <class Config, int width, bool shared_c, bool cluster_split>
 __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     swap_ab_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                 const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ Schedule s) {
+                 const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ Schedule s,
+                 const __grid_constant__ ClusterSplit split) {
   using L = Layout<Config, width, shared_c>;
   constexpr int block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k, stages = L::stages;
   extern __shared__ unsigned char shared_raw[];
@@ -255,14 +322,27 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
   __syncthreads();
   // LAB END
 
+  // The segments of this block, in order: 11's walk, or its one part of one tile.
+  auto for_each_segment = [&](auto&& f) {
+    if constexpr (cluster_split) {
+      const int part = int(blockIdx.x) % split.parts;
+      f(Segment{int(blockIdx.x) / split.parts, part * split.k_tiles / split.parts,
+                (part + 1) * split.k_tiles / split.parts, 0, false});
+    } else {
+      Segment segment;
+      for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) f(segment);
+    }
+  };
+
   const int warpgroup = threadIdx.x / warpgroup_threads;
   if (warpgroup == 0) {
     // ---- Producer: copies for every segment of the walk, `stages` slices ahead of the consumers ---
     setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
+      prefetch_tensor_map(a_map);
+      prefetch_tensor_map(b_map);
       int stage = 0, phase = 0;  // the ring of stages, over all segments: phase flips at each wrap
-      Segment segment;
-      for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) {
+      for_each_segment([&](const Segment& segment) {
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
           // LAB BEGIN [hard, repeats 09]: The producer's side of the protocol, as in 09: mbarrier_wait<EmptyWait> on
@@ -284,8 +364,9 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           // LAB END
           if (++stage == stages) stage = 0, phase ^= 1;
         }
-      }
+      });
     }
+    if (cluster_split && split.parts > 1) cluster_barriers_of_the_reduction();
   } else {
     // ---- Consumers: for each segment, the K loop, then the write-back or the fixup -----------------
     setmaxnreg_increase<Config::consumer_registers>();
@@ -306,8 +387,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     const StageDescriptors stage0 = stage0_descriptors<L>(a_tile(0), b_tile(0), consumer);
     constexpr std::uint64_t stage_step = L::stage_bytes >> 4;
     float acc[L::accumulators];
-    Segment segment;
-    for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) {
+    for_each_segment([&](const Segment& segment) {
       const TileOrigin origin = tile_origin(segment.tile);
 #pragma unroll
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
@@ -328,6 +408,18 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       fence_registers(acc);
       release(previous);  // the segment's last slice; the producer is already on the next
 
+      if constexpr (cluster_split) {
+        if (split.parts > 1) {
+          // Both consumers are done reading the stages (their products waited for) before either
+          // writes its partial over them.
+          named_barrier_sync<L::consumers * warpgroup_threads>(L::consumers + 1);
+          reduce_in_cluster<L>(acc, reinterpret_cast<float4*>(shared), consumer, split.parts, p, origin.row,
+                               origin.col + consumer * wgmma_m);
+        } else {
+          store_transposed<L::groups>(acc, p, origin.row, origin.col + consumer * wgmma_m);
+        }
+        return;
+      }
       // A whole tile (or one this unit fixes up alone) goes to C transposed: alpha·acc + beta·C, only
       // inside C; a piece of a shared fixup likewise, 8 rows of this tile's columns `half`.
       fixup.finish_segment(
@@ -343,7 +435,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           [&](const float(&sum)[4], const TileOrigin& piece, int half, int group) {
             store_transposed<1>(sum, p, piece.row + group * 8, piece.col + half * wgmma_m);
           });
-    }
+    });
   }
 }
 
@@ -372,7 +464,57 @@ decltype(auto) with_width(int m, F&& f) {
 template <class Variant, int width, bool shared_c = false>
 int resident() {
   using L = Layout<Variant, width, shared_c>;
-  return resident_blocks<swap_ab_gemm<Variant, width, shared_c>>(L::threads, L::shared_bytes);
+  return resident_blocks<swap_ab_gemm<Variant, width, shared_c, false>>(L::threads, L::shared_bytes);
+}
+
+// The launch of the cluster split's kernel: `parts` blocks a cluster.
+template <class Variant, int width>
+cudaLaunchConfig_t cluster_launch_config(int parts, cudaLaunchAttribute& cluster, cudaStream_t stream) {
+  using L = Layout<Variant, width>;
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = unsigned(parts);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(parts));
+  config.blockDim = dim3(L::threads);
+  config.dynamicSmemBytes = L::shared_bytes;
+  config.stream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
+// How many clusters of `parts` blocks can be resident at once (read from the device once per size).
+template <class Variant, int width>
+int resident_clusters(int parts) {
+  using L = Layout<Variant, width>;
+  static int count[L::max_cluster + 1] = {};
+  if (count[parts] == 0) {
+    constexpr auto kernel = swap_ab_gemm<Variant, width, false, true>;
+    allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+    cudaLaunchAttribute cluster{};
+    const cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(parts, cluster, nullptr);
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count[parts], kernel, &config));
+  }
+  return count[parts];
+}
+
+// The cluster split of a shape at a width, or none (parts = 0): 11's schedule then. It needs every
+// tile in one wave of one block per SM (no block waits for a block that is not running: no cluster
+// waits for another); each tile gets as many parts as SMs allow (at most max_cluster, at most its
+// k-slices), fewer if that many clusters of that size cannot be resident at once (clusters fill
+// GPCs, and a GPC's SMs need not divide by the size).
+template <class Variant, int width>
+ClusterSplit cluster_split_of(int m, int n, int k) {
+  using L = Layout<Variant, width>;
+  const int k_tiles = int(ceil_div(k, L::block_tile_k));
+  const long long tiles = ceil_div(m, width) * ceil_div(n, L::block_tile_n);
+  if constexpr (!Variant::cluster_split || width == 256) return {0, k_tiles};  // (no cluster kernel is built)
+  if (tiles > multiprocessor_count()) return {0, k_tiles};
+  int parts = int(std::min<long long>({multiprocessor_count() / tiles, L::max_cluster, k_tiles}));
+  while (parts > 1 && resident_clusters<Variant, width>(parts) < tiles) --parts;
+  return {parts, k_tiles};
 }
 
 // The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
@@ -393,7 +535,8 @@ stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
 template <class Variant>
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides) {
   if (strides.lda % 8 != 0 || strides.ldb % 8 != 0) return 0;
-  return with_width(shape.m, [&](auto width) {
+  return with_width(shape.m, [&](auto width) -> std::size_t {
+    if (cluster_split_of<Variant, width>(shape.m, shape.n, shape.k).parts > 0) return 0;  // sums in shared memory
     const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident<Variant, width>());
     return plan.partial_bytes + plan.flag_bytes;
   });
@@ -412,18 +555,34 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 template <class Variant>
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) {
+    // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
+    const auto tensor_maps = [&](int box_k) {
+      return std::pair{make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
+                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B),
+                       make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k,
+                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B)};
+    };
+    if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
+      using L = Layout<Variant, width>;
+      arm_watchdog();
+      constexpr auto kernel = swap_ab_gemm<Variant, width, false, true>;
+      allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+      cudaLaunchAttribute cluster{};
+      cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(split.parts, cluster, stream);
+      config.gridDim = dim3(unsigned(ceil_div(p.m, width) * ceil_div(p.n, L::block_tile_n) * split.parts));
+      const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+      CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, p, Schedule{}, split));
+      WORKLOG_CHECK_LAUNCH();
+      return;
+    }
     const auto launch_kernel = [&](auto shared_c) {
       using L = Layout<Variant, width, shared_c>;
       arm_watchdog();
       stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
       stream_k::attach_workspace(plan, p, "12_swap_ab");
-      // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-      const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
-                                                   swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-      const CUtensorMap b_map = make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb,
-                                                   L::block_tile_k, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
-      swap_ab_gemm<Variant, width, shared_c>
-          <<<plan.workers, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, plan.schedule);
+      const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+      swap_ab_gemm<Variant, width, shared_c, false>
+          <<<plan.workers, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, plan.schedule, ClusterSplit{1, 0});
       WORKLOG_CHECK_LAUNCH();
     };
     if constexpr (width == 256)
@@ -448,19 +607,26 @@ struct SwapAll : Config {
 };
 struct DataParallel : Config {
   static constexpr Decomposition decomposition = Decomposition::data_parallel;
+  static constexpr bool cluster_split = false;
 };
 struct StreamK : Config {
   static constexpr Decomposition decomposition = Decomposition::stream_k;
+  static constexpr bool cluster_split = false;
 };
 struct SplitK2 : Config {
   static constexpr Decomposition decomposition = Decomposition::split_k;
   static constexpr int split_k = 2;
+  static constexpr bool cluster_split = false;
 };
 struct SplitK4 : SplitK2 {
   static constexpr int split_k = 4;
 };
 struct FixupShared : Config {
   static constexpr int fixup_alone_units = 2;  // 11's: tiles of more than 2 units share their fixup
+  static constexpr bool cluster_split = false;
+};
+struct WorkspaceFixup : Config {
+  static constexpr bool cluster_split = false;  // 11's schedule for every shape: partials through the workspace
 };
 
 }  // namespace
@@ -495,6 +661,8 @@ WORKLOG_REGISTER_STEP(
         .variant("split_k2", "every tile in 2 k-parts", launch_config<SplitK2>, workspace_bytes<SplitK2>)
         .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
         .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
-                 workspace_bytes<FixupShared>))
+                 workspace_bytes<FixupShared>)
+        .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
+                 launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>))
 
 }  // namespace worklog

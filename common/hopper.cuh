@@ -47,6 +47,23 @@ __device__ __forceinline__ void cluster_arrive() {
 // ...and waits until all have arrived (acquire).
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 
+// Loads the float4 at the same shared-memory offset as `local` in block `cluster_rank` of this
+// cluster (distributed shared memory: mapa translates the address). The reader must know the data is
+// there: the writer stored it before a cluster barrier that both passed (cluster_arrive, cluster_wait).
+__device__ __forceinline__ float4 load_shared_in_block(const float4* local, std::uint32_t cluster_rank) {
+  float4 v;
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n"
+      "}"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(shared_address(local)), "r"(cluster_rank)
+      : "memory");
+  return v;
+}
+
 // ---- mbarriers ----------------------------------------------------------------------------------
 // An mbarrier completes a phase when `count` threads have arrived AND every byte announced with
 // expect_tx has landed. Waiters name the phase they wait for by its parity (0, 1, 0, ...), so a
@@ -135,6 +152,12 @@ __device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* flag) {
 }
 
 // ---- Tensor memory accelerator ------------------------------------------------------------------
+
+// Fetches a tensor map (a kernel parameter) into the copy engine's cache ahead of the first copy
+// that names it, so that the first copy waits for its data alone.
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap& map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(&map)) : "memory");
+}
 
 // Copies the box of `map` whose first element is at (inner, outer) (inner: the contiguous
 // dimension) into shared memory at `destination`; the bytes count towards `barrier`'s phase.
