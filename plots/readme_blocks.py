@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The measured figures of README.md, the steps' READMEs and docs/*.md, written from plots/results/*.csv.
+"""The measured figures of README.md, the steps' READMEs (and pages beside them) and docs/*.md, written from
+plots/results/*.csv.
 
     python3 plots/readme_blocks.py [--results plots/results] [--root DIR] --check | --write [FILE...]
 
@@ -1293,9 +1294,11 @@ def rewrite(path, results):
 
 
 def readmes(root):
-    """README.md, every directory's README.md (one level down) and the pages of docs/ under root."""
+    """README.md, every directory's README.md (one level down), a step's other pages beside its code
+    (NN_name/*.md) and the pages of docs/ under root."""
     root = Path(root)
-    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *sorted(root.glob("docs/*.md"))]
+    beside = sorted(p for p in root.glob("[0-9][0-9]_*/*.md") if p.name != "README.md")
+    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted(root.glob("docs/*.md"))]
             if p.is_file()]
 
 

@@ -310,6 +310,7 @@ class RepositoryTest(unittest.TestCase):
         readmes = set(DOCS.parent.glob("[0-9][0-9]_*/README.md"))
         self.assertTrue(readmes)
         self.assertLessEqual(readmes, read)
+        self.assertLessEqual(set(DOCS.parent.glob("[0-9][0-9]_*/*.md")), read)  # the pages beside a step's code
 
 
 if __name__ == "__main__":

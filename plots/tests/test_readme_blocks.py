@@ -437,14 +437,17 @@ class RewriteTest(unittest.TestCase):
                       str(caught.exception))
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
-    def test_readmes_are_the_top_one_those_one_level_down_and_the_docs_pages(self):
+    def test_readmes_are_the_top_one_those_one_level_down_a_steps_pages_and_the_docs_pages(self):
         (self.root / "01_naive").mkdir()
         (self.root / "01_naive" / "README.md").write_text("no blocks\n")
+        (self.root / "01_naive" / "routes.md").write_text("a page beside the step's code\n")
         (self.root / "a" / "b").mkdir(parents=True)
         (self.root / "a" / "b" / "README.md").write_text("too deep\n")
+        (self.root / "a" / "notes.md").write_text("not a step's\n")
         (self.root / "docs").mkdir(exist_ok=True)
         (self.root / "docs" / "running.md").write_text("a page\n")
         self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md",
+                                                            self.root / "01_naive" / "routes.md",
                                                             self.root / "docs" / "running.md"])
 
     def test_refresh_after_publish_rewrites_a_checkouts_readmes(self):
