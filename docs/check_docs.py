@@ -4,8 +4,8 @@ page types a measured figure or a count by hand.
 
     python3 docs/check_docs.py [--root DIR]
 
-The files read: README.md, every directory's README.md one level down (a new step's too) and
-docs/*.md. In each:
+The files read: README.md, every directory's README.md one level down (a new step's too), the other
+pages beside a step's code (14_tile_per_shape/routes.md) and docs/*.md. In each:
 
 - every Markdown link and image, `[text](target)`, whose target is not a web address (http, https,
   mailto): the file or folder must exist, relative to the Markdown file; an anchor (`#part`) must name
@@ -22,10 +22,10 @@ In a student copy made by `lab/lab.py release` (which records in lab/released.js
 leaves out, and the kit's folders it removes, lab/tests), links and paths into those are not
 checked: the copy leaves them out on purpose.
 
-README.md must also meet no term before its definition: the section "Terms defined before use" lists
-glossary links, `[term](docs/glossary.md#anchor)`, and for each, the first time the term occurs in
-README.md (whole words, in any case, with "s", "es", "d", "ed" or "ing" after), that occurrence must be the text
-of a link to that glossary entry.
+README.md must also meet no term before its definition: for every glossary entry it links,
+`[term](docs/glossary.md#anchor)` (the term being the text of its first such link, a plural's "s"
+dropped), the first time the term occurs in README.md (whole words, in any case, with "s", "es",
+"d", "ed" or "ing" after), that occurrence must be the text of a link to that glossary entry.
 
 Measured figures live in plots/results and reach a page only as generated blocks and quoted cells
 (plots/readme_blocks.py). So, outside those, comments and code:
@@ -68,18 +68,14 @@ STEP_DIR = re.compile(r"^\d\d_[a-z0-9_]+$")
 PLACEHOLDER = re.compile(r"[<>*…{}$]|\bNN_|\.\.\.")
 EXEMPT_ROOTS = {"build"}  # what a build writes
 EXEMPT_PATHS = {"lab/released.json"}  # what lab/lab.py release writes into a student copy
-TERMS_SECTION = "Terms defined before use"
 GLOSSARY = "docs/glossary.md"
 
 
-class Problem(Exception):
-    pass
-
-
 def markdown_files(root):
-    """README.md, every */README.md and docs/*.md under root, in that order."""
+    """README.md, every */README.md, a step's other pages (NN_name/*.md) and docs/*.md under root, in that order."""
     root = Path(root)
-    files = [root / "README.md", *sorted(root.glob("*/README.md")), *sorted((root / "docs").glob("*.md"))]
+    beside = sorted(p for p in root.glob("[0-9][0-9]_*/*.md") if p.name != "README.md")
+    files = [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted((root / "docs").glob("*.md"))]
     return [f for f in files if f.is_file()]
 
 
@@ -221,33 +217,30 @@ def term_pattern(term):
 
 
 def checked_terms(text):
-    """[(term, anchor)] from the links of README.md's section "Terms defined before use"."""
-    m = re.search(r"^#{2,3} " + re.escape(TERMS_SECTION) + r"\s*$", text, re.MULTILINE)
-    if not m:
-        raise Problem(f'README.md has no section "{TERMS_SECTION}"')
-    section = text[m.end():]
-    following = re.search(r"^#{1,3} ", section, re.MULTILINE)
-    section = section[:following.start()] if following else section
-    terms = [(link.group(1).replace("`", ""), link.group(2).partition("#")[2])
-             for link in LINK.finditer(section) if link.group(2).startswith(GLOSSARY + "#")]
-    if not terms:
-        raise Problem(f'README.md\'s section "{TERMS_SECTION}" links no glossary term')
-    return terms, m.start()
+    """[(term, anchor)]: every glossary entry that README.md's text links, the term being the text of
+    its first link there, a plural's "s" dropped ("[tiles](docs/glossary.md#tile)" checks "tile")."""
+    terms = {}
+    for link in LINK.finditer(text):
+        target = link.group(2)
+        if target.startswith(GLOSSARY + "#"):
+            term = link.group(1).replace("`", "").strip()
+            if len(term) > 3 and term.endswith("s") and not term.endswith("ss"):
+                term = term[:-1]
+            terms.setdefault(target.partition("#")[2], term)
+    return [(term, anchor) for anchor, term in terms.items()]
 
 
 def undefined_terms(text):
     """For README.md's text: "LINE: what" for each checked term whose first use is not its link."""
     text = GENERATED.sub(_blank, text)  # a generated table cannot carry links (line breaks kept)
     text = COMMENT.sub(lambda c: " " * len(c.group(0)), text)  # comments (cells, markers) are not read
-    terms, end = checked_terms(text)
-    body = text[:end]
-    links = [(m.start(1), m.end(1), m.group(2)) for m in LINK.finditer(body)]
+    links = [(m.start(1), m.end(1), m.group(2)) for m in LINK.finditer(text)]
     found = []
-    for term, anchor in terms:
-        first = term_pattern(term).search(body)
-        line = body.count("\n", 0, first.start()) + 1 if first else None
+    for term, anchor in checked_terms(text):
+        first = term_pattern(term).search(text)
+        line = text.count("\n", 0, first.start()) + 1 if first else None
         if not first:
-            found.append(f"{term}: README.md never uses it before the section \"{TERMS_SECTION}\"")
+            found.append(f"{term}: the text of its glossary link cannot be found as a term")
         elif not any(a <= first.start() and first.end() <= b and t == f"{GLOSSARY}#{anchor}" for a, b, t in links):
             found.append(f"{line}: the first use of \"{term}\" ({first.group(0)!r}) is not a link to "
                          f"{GLOSSARY}#{anchor}")
@@ -444,10 +437,7 @@ def check(root):
         found += problems_in(md, root, withheld)
     readme = root / "README.md"
     if readme.is_file() and (root / GLOSSARY).is_file():
-        try:
-            found += [f"README.md:{p}" for p in undefined_terms(readme.read_text(encoding="utf-8"))]
-        except Problem as e:
-            found.append(f"README.md: {e}")
+        found += [f"README.md:{p}" for p in undefined_terms(readme.read_text(encoding="utf-8"))]
     published = published_numbers(root)
     for md in markdown_files(root):
         found += typed_figures(md, root, published) + typed_counts(md, root) + shared_folder_mentions(md, root)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The measured figures of README.md, the steps' READMEs and docs/*.md, written from plots/results/*.csv.
+"""The measured figures of README.md, the steps' READMEs (and pages beside them) and docs/*.md, written from
+plots/results/*.csv.
 
     python3 plots/readme_blocks.py [--results plots/results] [--root DIR] --check | --write [FILE...]
 
@@ -677,7 +678,8 @@ def counters(results, step, compare, precision, rows):
 @block("profile_summary", "profile.csv")
 def profile_summary(results):
     """Every profiled step and cuBLAS: time, bytes and intensity at DRAM and L2, the tensor pipe,
-    and what limits it: the measured roofline as numbers."""
+    what limits it and the counter that shows it: the measured roofline as numbers, and the counters
+    behind the ladder's plain words."""
     rows = results.profile()
     longest = {}
     for r in rows:
@@ -691,13 +693,13 @@ def profile_summary(results):
                       "n/a" if r["tflops"] is None else fmt_tflops(r["tflops"]),
                       _bytes("dram_bytes")(r), "n/a" if r["dram_flop_per_byte"] is None else f"{r['dram_flop_per_byte']:.0f}",
                       _bytes("l2_bytes")(r), "n/a" if r["l2_flop_per_byte"] is None else _auto(r["l2_flop_per_byte"]),
-                      _pct(r["tensor_pipe_pct"]), r["limited_by"] or "n/a"])
+                      _pct(r["tensor_pipe_pct"]), r["limited_by"] or "n/a", limiting_counter(r) or "n/a"])
     first = next(iter(longest.values()))
     return (f"Nsight Compute, {first['gpu']}, {_shape(int(first[c]) for c in 'mnk')}, one profiled launch each, "
             "caches flushed before it (`plots/results/profile.csv`):\n\n"
             + _table(["step", "ms", "TFLOP/s", "DRAM bytes", "FLOP per DRAM byte", "L2 bytes", "FLOP per L2 byte",
-                      "tensor pipe busy", "limited by (measured)"],
-                     ["---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---"], table))
+                      "tensor pipe busy", "limited by (measured)", "the counter that shows it"],
+                     ["---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---", "---"], table))
 
 
 # ---- The ladder: README.md's first table ---------------------------------------------------------
@@ -745,11 +747,76 @@ def _longest_kernels(results):
     return longest
 
 
-@block("ladder", "worklog.csv", "profile.csv")
-def ladder(results):
+# What holds a kernel back, for a reader new to the profiler: each verdict of profile_csv.limited_by
+# in plain words (a "latency (waiting for X)" verdict reads "waiting for X"). The counter behind the
+# verdict is profile_summary's last column, one link away from the ladder.
+PLAIN_LIMITS = {"tensor pipe": "the tensor cores themselves",
+                "shared-memory bank conflicts": "threads queueing on the same shared-memory banks",
+                "issue": "issuing instructions",
+                "memory bandwidth (DRAM)": "moving data from DRAM",
+                "memory bandwidth (L2)": "moving data through the L2 cache",
+                "memory bandwidth (L1/shared)": "moving data through L1/shared memory",
+                "memory bandwidth": "moving data",
+                "latency": "waiting, with no unit busy"}
+
+
+def plain_limit(verdict):
+    """A limited_by verdict in plain words (PLAIN_LIMITS); an unknown one as it is."""
+    waiting = re.fullmatch(r"latency \(waiting for (.+)\)", verdict or "")
+    return f"waiting for {waiting.group(1)}" if waiting else PLAIN_LIMITS.get(verdict, verdict)
+
+
+def _pays(results, spec, order):
+    """{step: cell} for the ladder's option pays=STEP:SHAPE,...: the step's % of cuBLAS on the shape
+    it was written for, from shapes.csv, beside the ladder's step before it. SHAPE is MxNxK, or
+    `corpus`: the geometric mean over every shape of the corpus (each shape once: a shape listed in
+    two categories is one measurement)."""
+    rows = [r for r in results.shapes() if shape_results.counted(r)]
+
+    def on(engine, shape):
+        if shape == "corpus":
+            by_shape = {}
+            for r in rows:
+                if r["engine"] == engine:
+                    by_shape.setdefault((r["m"], r["n"], r["k"]), r["pct_cublas"])
+            if not by_shape:
+                raise Missing(f"pays=: shapes.csv has no passed row of {engine}")
+            return shape_results.geometric_mean(by_shape.values()), len(by_shape)
+        found = [r["pct_cublas"] for r in rows if r["engine"] == engine and (r["m"], r["n"], r["k"]) == shape]
+        if not found:
+            raise Missing(f"pays=: shapes.csv has no passed row of {engine} at {_shape(shape)}")
+        return found[0], 1
+
+    cells = {}
+    for item in _words(spec):
+        step, _, wanted = item.partition(":")
+        if step not in order or order.index(step) == 0:
+            raise Missing(f"pays=: '{step}' is not a step of the ladder after its first")
+        if wanted == "corpus":
+            shape = wanted
+        else:
+            try:
+                shape = tuple(int(x) for x in wanted.split("x"))
+            except ValueError:
+                shape = ()
+            if len(shape) != 3:
+                raise Missing(f"pays=: '{item}' is not STEP:MxNxK or STEP:corpus")
+        before = order[order.index(step) - 1]
+        (mine, count), (theirs, _) = on(step, shape), on(before, shape)
+        where = (f"geometric mean over the corpus's {count} shapes" if shape == "corpus"
+                 else f"at {_shape(shape)}")
+        cells[step] = f"{shape_results.fmt_pct(mine)} {where} ({before[:2]}: {shape_results.fmt_pct(theirs)})"
+    return cells
+
+
+@block("ladder", "worklog.csv", "profile.csv", "shapes.csv", options={"counters": "", "pays": ""})
+def ladder(results, counters, pays):
     """One row per step at the worklog's size: what it adds (the registry's words), its precision,
-    TFLOP/s, % of cuBLAS in that precision, what limits it and the counter that shows it; then
-    cuBLAS in each precision, the yardsticks."""
+    TFLOP/s, % of cuBLAS in that precision and what holds it back in plain words (linked to
+    counters=, the anchor of the table that gives the counter behind it); then cuBLAS in each
+    precision, the yardsticks. With pays=STEP:SHAPE,... a last column gives those steps' % of
+    cuBLAS on the shapes they were written for (shapes.csv; _pays): the steps that add nothing at
+    the worklog's size say there why they exist."""
     rows = latest_per_step(results.worklog())
     if not rows:
         raise Missing("worklog.csv has no rows")
@@ -762,8 +829,11 @@ def ladder(results):
     def verdict(step, precision):
         row = profiled.get((step, precision))
         if row is None:
-            return ["(not profiled)", "—"]
-        return [row["limited_by"] or "n/a", limiting_counter(row) or "n/a"]
+            return ["(not profiled)"]
+        words = plain_limit(row["limited_by"]) if row["limited_by"] else "n/a"
+        return [f"[{words}]({counters})" if counters and row["limited_by"] else words]
+
+    paid = _pays(results, pays, order) if pays else None
 
     def yardstick(precision):
         cublas = [r["cublas_tflops"] for r in mine if r["precision"] == precision and r["cublas_tflops"]]
@@ -772,7 +842,8 @@ def ladder(results):
         steps = [r["step"][:2] for r in mine if r["precision"] == precision]
         return [[cublas_name(precision), f"the yardstick of {steps[0]}–{steps[-1]}" if len(steps) > 1
                  else f"the yardstick of {steps[0]}", precision_label(precision),
-                 fmt_tflops(statistics.median(cublas)), "100%"] + verdict(CUBLAS, precision)]
+                 fmt_tflops(statistics.median(cublas)), "100%"] + verdict(CUBLAS, precision)
+                + ([""] if paid is not None else [])]
 
     # A step the build has but this run did not measure keeps its row, said as such, after the last
     # measured one: the ladder lists every step, and no figure of another run (another GPU, another
@@ -788,24 +859,31 @@ def ladder(results):
                 adds = results.registration(step).adds
             except Missing:
                 adds = ""
-            unmeasured.append([f"[{step}]({step}/)", adds, "", "not in this run", "—", "its README measures it", "—"])
+            unmeasured.append([f"[{step}]({step}/)", adds, "", "not in this run", "—", "its README measures it"]
+                              + ([""] if pays else []))
 
     table = []
     for at, r in enumerate(mine):
         failed = r["status"] == "FAIL"
         table.append([f"[{r['step']}]({r['step']}/)", r["adds"], precision_label(r["precision"]),
                       "—" if failed else fmt_tflops(r["tflops"]), "—" if failed else fmt_pct(r["pct_cublas"])]
-                     + verdict(r["step"], r["precision"]))
+                     + verdict(r["step"], r["precision"]) + ([paid.get(r["step"], "")] if paid is not None else []))
         if at + 1 == len(mine):
             table += unmeasured
         if at + 1 == len(mine) or mine[at + 1]["precision"] != r["precision"]:
             table += yardstick(r["precision"])  # cuBLAS after the last step it measures
     newest = max(mine, key=lambda r: r["time"])
-    return (f"{_shape(size)}, {_run_line(newest)}; each step and cuBLAS timed in alternation in one process "
-            "(`plots/results/worklog.csv`), what limits it from Nsight Compute's counters "
-            "(`plots/results/profile.csv`); cuBLAS's TFLOP/s is the median over the steps' runs:\n\n"
-            + _table(["step", "what it adds", "precision", "TFLOP/s", "% of cuBLAS", "limited by (measured)",
-                      "the counter that shows it"], ["---", "---", "---", "--:", "--:", "---", "---"], table))
+    header = ["step", "what it adds", "precision", "TFLOP/s", "% of cuBLAS", "what holds it back (measured)"]
+    align = ["---", "---", "---", "--:", "--:", "---"]
+    caption = (f"{_shape(size)}, {_run_line(newest)}; each step and cuBLAS timed in alternation in one process "
+               "(`plots/results/worklog.csv`), what holds it back from Nsight Compute's counters "
+               "(`plots/results/profile.csv`); cuBLAS's TFLOP/s is the median over the steps' runs")
+    if paid is not None:
+        header.append("on the shapes it is for: % of cuBLAS (the step before)")
+        align.append("---")
+        caption += (f"; the last column from the shape corpus (`plots/results/shapes.csv`; "
+                    f"{shape_results.run_caption(results.shapes())})")
+    return caption + ":\n\n" + _table(header, align, table)
 
 
 # ---- Blocks from experiments.csv ----------------------------------------------------------------
@@ -1216,9 +1294,11 @@ def rewrite(path, results):
 
 
 def readmes(root):
-    """README.md, every directory's README.md (one level down) and the pages of docs/ under root."""
+    """README.md, every directory's README.md (one level down), a step's other pages beside its code
+    (NN_name/*.md) and the pages of docs/ under root."""
     root = Path(root)
-    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *sorted(root.glob("docs/*.md"))]
+    beside = sorted(p for p in root.glob("[0-9][0-9]_*/*.md") if p.name != "README.md")
+    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted(root.glob("docs/*.md"))]
             if p.is_file()]
 
 

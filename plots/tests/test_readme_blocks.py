@@ -266,8 +266,7 @@ class RenderTest(unittest.TestCase):
 
     def test_ladder_has_a_row_per_step_then_cublas_after_the_steps_it_measures(self):
         text = self.render("ladder")
-        self.assertIn("| step | what it adds | precision | TFLOP/s | % of cuBLAS | limited by (measured) | "
-                      "the counter that shows it |", text)
+        self.assertIn("| step | what it adds | precision | TFLOP/s | % of cuBLAS | what holds it back (measured) |\n", text)
         lines = [line for line in text.splitlines() if line.startswith("| [") or line.startswith("| cuBLAS")]
         # The fixture measured 01-06; the checkout's later steps keep their rows, marked as not measured,
         # after the last measured step and before its yardstick.
@@ -281,9 +280,43 @@ class RenderTest(unittest.TestCase):
             self.assertIn(f"| [{s}]({s}/) | {registrations.read(readme_blocks.CHECKOUT, s).adds} |  | not in this run |",
                           text)
         self.assertIn("| [02_block_tiling](02_block_tiling/) | shared-memory tiles of A and B | FP32 | 9.48 | 17.9% | "
-                      "shared-memory bank conflicts | 33.3% of the shared wavefronts are bank conflicts |", text)
+                      "threads queueing on the same shared-memory banks |", text)
         self.assertIn("| cuBLAS SGEMM | the yardstick of 01–04 | FP32 |", text)
         self.assertIn("| cuBLAS GemmEx FP16→FP32 | the yardstick of 05–06 | FP16→FP32 |", text)
+
+    def test_ladder_links_its_plain_words_to_the_counters(self):
+        text = self.render("ladder", "counters=#the-counters")
+        self.assertIn("| 17.9% | [threads queueing on the same shared-memory banks](#the-counters) |", text)
+        self.assertIn("| the counter that shows it |", self.render("profile_summary"))
+        self.assertIn("| shared-memory bank conflicts | 33.3% of the shared wavefronts are bank conflicts |",
+                      self.render("profile_summary"))
+        plain = readme_blocks.plain_limit
+        self.assertEqual(plain("latency (waiting for global/local memory)"), "waiting for global/local memory")
+        self.assertEqual(plain("memory bandwidth (L2)"), "moving data through the L2 cache")
+        self.assertEqual(plain("something new"), "something new")
+
+    def test_ladder_says_where_each_later_step_pays(self):
+        # The fixture's shapes, their 10 and 08 renamed as two steps of the fixture's ladder, 06 after 05.
+        shapes = (FIXTURES / "shapes.csv").read_text(encoding="utf-8")
+        shapes = shapes.replace("10_persistent_clusters", "06_multiwarp_wmma").replace("08_mma_ldmatrix", "05_wmma")
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = fixture_results(tmp)
+            (folder / "shapes.csv").write_text(shapes, encoding="utf-8")
+            results = Results(folder)
+            text = readme_blocks.render_block("ladder", results, "pays=06_multiwarp_wmma:1x4096x4096")
+            self.assertIn("| on the shapes it is for: % of cuBLAS (the step before) |", text)
+            self.assertIn("`plots/results/shapes.csv`; GPU: ", text)
+            self.assertIn(" | 80.0% at 1×4096×4096 (05: 90.0%) |", text)
+            self.assertRegex(text, r"\| \[05_wmma\]\(05_wmma/\) .* \|  \|\n")
+            # The corpus: every passed shape once (06's failed 4097 is left out), geometric means.
+            text = readme_blocks.render_block("ladder", results, "pays=06_multiwarp_wmma:corpus")
+            self.assertIn(" | 61.2% geometric mean over the corpus's 7 shapes (05: 67.4%) |", text)
+            for pays, message in (("01_naive:1x1x1", "not a step of the ladder after its first"),
+                                  ("06_multiwarp_wmma:1x2", "is not STEP:MxNxK or STEP:corpus"),
+                                  ("06_multiwarp_wmma:7x7x7", "no passed row of 06_multiwarp_wmma at 7×7×7")):
+                with self.subTest(pays=pays), self.assertRaises(readme_blocks.Missing) as caught:
+                    readme_blocks.render_block("ladder", results, f"pays={pays}")
+                self.assertIn(message, str(caught.exception))
 
     def test_the_counter_that_shows_each_verdict(self):
         counter = readme_blocks.limiting_counter
@@ -404,14 +437,17 @@ class RewriteTest(unittest.TestCase):
                       str(caught.exception))
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
-    def test_readmes_are_the_top_one_those_one_level_down_and_the_docs_pages(self):
+    def test_readmes_are_the_top_one_those_one_level_down_a_steps_pages_and_the_docs_pages(self):
         (self.root / "01_naive").mkdir()
         (self.root / "01_naive" / "README.md").write_text("no blocks\n")
+        (self.root / "01_naive" / "routes.md").write_text("a page beside the step's code\n")
         (self.root / "a" / "b").mkdir(parents=True)
         (self.root / "a" / "b" / "README.md").write_text("too deep\n")
+        (self.root / "a" / "notes.md").write_text("not a step's\n")
         (self.root / "docs").mkdir(exist_ok=True)
         (self.root / "docs" / "running.md").write_text("a page\n")
         self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md",
+                                                            self.root / "01_naive" / "routes.md",
                                                             self.root / "docs" / "running.md"])
 
     def test_refresh_after_publish_rewrites_a_checkouts_readmes(self):
