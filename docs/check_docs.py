@@ -45,6 +45,13 @@ The READMEs of the steps in PENDING_REWRITE are not read for these three. And:
 - every test that common/tests/CMakeLists.txt registers (add_test(NAME ...), `gpu.${step}` read as
   `gpu.<step>`) is named, in code, on docs/testing.md.
 
+Figures come from more than one GPU (the `gpu` column of every results CSV). A paragraph (or a list
+or table, read with the paragraph ending in a colon that introduces it) whose cells select rows of
+two or more GPUs must name each of them: by its full name, without "NVIDIA ", or by its model
+("H100"), in its words or in a cell's text (a cell may quote the `gpu` column itself). A paragraph
+that quotes one card need not name it: its README's generated blocks do. (That the two cards' figures
+meet in one sentence only to compare the cards is the writer's to keep: the check cannot tell.)
+
 Exit codes (common/exit_codes.hpp): 0 every link and path resolves; 1 some do not (each printed as
 FILE:LINE: what); 2 bad arguments. Python standard library only.
 """
@@ -428,6 +435,113 @@ def test_list_problems(root):
     return found
 
 
+# ---- One card per paragraph ----------------------------------------------------------------------
+
+# The results come from more than one GPU, each row naming its own (the `gpu` column of every results
+# CSV). A reader can only weigh a figure knowing the card it was measured on, so a paragraph (or table,
+# or list) whose cells quote rows of two GPUs must name both cards.
+CELL_PARTS = re.compile(r"<!-- cell: (.*?) -->(.*?)<!-- /cell -->")
+
+
+def card_names(gpu):
+    """The words that name a GPU in prose: its full name, without "NVIDIA ", and its first word
+    with a digit ("NVIDIA H100 80GB HBM3": "H100")."""
+    short = gpu[len("NVIDIA "):] if gpu.startswith("NVIDIA ") else gpu
+    model = next((w for w in short.split() if any(c.isdigit() for c in w)), short)
+    return {gpu, short, model}
+
+
+def names_card(text, gpu):
+    return any(re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text) for name in card_names(gpu))
+
+
+class CellCards:
+    """The GPUs of the rows that a cell selects, read as plots/readme_blocks.py reads cells, from
+    the checkout's plots/results: {spec: set of `gpu` values}. A cell that cannot be read (no such
+    CSV, column or row) gives none; `readme_blocks.py --check` is the check that says why."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.blocks = self.results = None
+        self.cache = {}
+
+    def __call__(self, spec):
+        if spec not in self.cache:
+            self.cache[spec] = self._gpus(spec)
+        return self.cache[spec]
+
+    def _gpus(self, spec):
+        if self.blocks is None:
+            sys.path.insert(0, str(ROOT / "plots"))
+            try:
+                import readme_blocks  # noqa: E402  (standard library only, as this checker)
+            except ImportError:  # a copy without plots/: no results, so no cell has a card
+                self.blocks = False
+            else:
+                self.blocks = readme_blocks
+                self.results = readme_blocks.Results(self.root / "plots" / "results", self.root)
+        if not self.blocks:
+            return set()
+        try:
+            file, _, selectors = self.blocks.parse_cell_spec(spec)
+            rows = self.blocks.select(self.results.rows(file), file, selectors)
+        except (self.blocks.Missing, OSError):
+            return set()
+        return {str(r["gpu"]) for r in rows if r.get("gpu")}
+
+
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def paragraphs(text):
+    """[(first line number, text)]: the paragraphs, list items and tables of a Markdown text (lines
+    up to a blank one), cells kept, generated blocks, comments and fenced code left out. A table or
+    a list is read with the paragraph that introduces it (one that ends with a colon): its caption."""
+    text = GENERATED.sub(_blank, text)
+    text = COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith("<!-- cell:") or m.group(0) == "<!-- /cell -->"
+                       else _blank(m), text)
+    found, current = [], None
+    for number, line, fenced in split_lines(text):
+        if fenced or not line.strip():
+            current = None
+            continue
+        if current is None:
+            captioned = (found and found[-1][2] and (line.lstrip().startswith("|") or LIST_ITEM.match(line))
+                         and found[-1][3] == number - 2)
+            if captioned:
+                current = found[-1]
+            else:
+                current = [number, "", False, number]
+                found.append(current)
+        current[1] += line + "\n"
+        current[3] = number
+        current[2] = CELL_PARTS.sub("", line).rstrip().endswith(":")
+    return [(first, text) for first, text, _, _ in found]
+
+
+def mixed_cards(md, root, cards):
+    """FILE:LINE: what, for each paragraph whose cells quote rows of two or more GPUs and that does
+    not name each of them (in its words or in a cell's text)."""
+    name = relative_name(md, root)
+    found = []
+    for first, text in paragraphs(Path(md).read_text(encoding="utf-8")):
+        gpus = {}
+        for m in CELL_PARTS.finditer(text):
+            for gpu in sorted(cards(m.group(1))):
+                gpus.setdefault(gpu, first + text.count("\n", 0, m.start()))
+        if len(gpus) < 2:
+            continue
+        prose = CELL_PARTS.sub(lambda m: m.group(2), text)
+        unnamed = [gpu for gpu in sorted(gpus) if not names_card(prose, gpu)]
+        if unnamed:
+            quoted = ", ".join(f"{gpu} (line {line})" for gpu, line in sorted(gpus.items(), key=lambda g: g[1]))
+            words = " or ".join(f"'{sorted(card_names(gpu), key=len)[0]}'" for gpu in unnamed)
+            found.append(f"{name}:{first}: the paragraph's cells quote rows of {len(gpus)} GPUs, {quoted}, and it "
+                         f"never says {words}: name the card of each figure (a sentence joins two cards' figures "
+                         "only to compare the cards), or quote one card's rows")
+    return found
+
+
 def check(root):
     """Every problem of the checkout at root, as lines to print."""
     root = Path(root).resolve()
@@ -439,8 +553,10 @@ def check(root):
     if readme.is_file() and (root / GLOSSARY).is_file():
         found += [f"README.md:{p}" for p in undefined_terms(readme.read_text(encoding="utf-8"))]
     published = published_numbers(root)
+    cards = CellCards(root)
     for md in markdown_files(root):
         found += typed_figures(md, root, published) + typed_counts(md, root) + shared_folder_mentions(md, root)
+        found += mixed_cards(md, root, cards)
     found += ladder_problems(root, withheld) + variant_problems(root, withheld) + test_list_problems(root)
     return found
 
@@ -459,7 +575,8 @@ def main(argv=None):
         print(f"check_docs: {len(found)} broken link(s), path(s) or term(s)", file=sys.stderr)
         return exit_codes.EXIT_CHECK_FAILED
     print(f"check_docs: every link and path of {len(markdown_files(args.root))} Markdown files resolves, "
-          "README.md defines its terms before use, and no page types a measured figure or a count by hand")
+          "README.md defines its terms before use, no page types a measured figure or a count by hand, and "
+          "every paragraph that quotes two GPUs names them")
     return exit_codes.EXIT_OK
 
 

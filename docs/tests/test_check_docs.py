@@ -298,6 +298,74 @@ class RulesTest(unittest.TestCase):
         self.assertEqual(self.problems(), [])
 
 
+class CardsTest(unittest.TestCase):
+    """A paragraph whose cells quote rows of two GPUs names both cards: read from a results CSV with
+    a `gpu` column, as plots/readme_blocks.py reads cells."""
+
+    H100 = "<!-- cell: runs.csv step=a column=tflops -->700<!-- /cell -->"
+    H200 = "<!-- cell: runs.csv step=b column=tflops -->650<!-- /cell -->"
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.root = Path(self.folder.name)
+        write_tree(self.root, {
+            "README.md": README,
+            "docs/glossary.md": GLOSSARY,
+            "01_step/README.md": "# 01_step — a step\n",
+            "01_step/kernel.cu": "",
+            "common/util.hpp": "",
+            "plots/results/x.csv": "",
+            "plots/results/runs.csv": "gpu,step,tflops\nNVIDIA H100 80GB HBM3,a,700\nNVIDIA H200,b,650\n",
+            "plots/tool.py": "",
+        })
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def problems(self, text):
+        write_tree(self.root, {"01_step/README.md": "# 01_step — a step\n\n" + text})
+        return check_docs.check(self.root)
+
+    def test_two_cards_unnamed_fail(self):
+        problems = self.problems(f"Step a runs at {self.H100} TFLOP/s,\nstep b at {self.H200}.\n")
+        self.assertEqual(len(problems), 1, problems)
+        for words in ("01_step/README.md:3:", "2 GPUs", "NVIDIA H100 80GB HBM3 (line 3)", "NVIDIA H200 (line 4)",
+                      "'H100' or 'H200'"):
+            self.assertIn(words, problems[0])
+
+    def test_naming_one_card_is_not_enough(self):
+        problems = self.problems(f"On an H100, step a runs at {self.H100} TFLOP/s, step b at {self.H200}.\n")
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("never says 'H200'", problems[0])
+
+    def test_two_cards_named_pass(self):
+        self.assertEqual(self.problems(f"Step a runs at {self.H100} TFLOP/s on an H100; on an H200, step b "
+                                       f"runs at {self.H200}.\n"), [])
+        self.assertEqual(self.problems(f"Runs: {self.H100} and {self.H200}, on an H100/H200 pair.\n"), [])
+
+    def test_a_cell_of_the_gpu_column_names_its_card(self):
+        card = "<!-- cell: runs.csv step=b column=gpu -->NVIDIA H200<!-- /cell -->"
+        self.assertEqual(self.problems(f"On an H100, {self.H100}; on an {card}, {self.H200}.\n"), [])
+
+    def test_one_cell_over_both_cards_counts_both(self):
+        both = "<!-- cell: runs.csv step=a|b column=tflops agg=range -->650–700<!-- /cell -->"
+        self.assertEqual(len(self.problems(f"The steps run at {both} TFLOP/s.\n")), 1)
+        self.assertEqual(self.problems(f"The steps run at {both} TFLOP/s on an H100 and an H200.\n"), [])
+
+    def test_one_card_a_paragraph_passes_unnamed(self):
+        self.assertEqual(self.problems(f"Step a runs at {self.H100} TFLOP/s.\n\nStep b at {self.H200}.\n"), [])
+
+    def test_a_table_is_read_with_its_caption(self):
+        table = f"| step | TFLOP/s |\n|---|--:|\n| a | {self.H100} |\n| b | {self.H200} |\n"
+        self.assertEqual(len(self.problems("The steps:\n\n" + table)), 1)
+        self.assertEqual(self.problems("The steps, a on an H100 and b on an H200:\n\n" + table), [])
+        self.assertEqual(len(self.problems("On an H100 and an H200.\n\n" + table)), 1)  # not its caption
+
+    def test_a_cell_the_results_lack_names_no_card(self):
+        self.assertEqual(self.problems(f"Step a: {self.H100}, and <!-- cell: none.csv column=x -->1<!-- /cell -->, "
+                                       "<!-- cell: runs.csv step=c column=tflops -->2<!-- /cell -->.\n"), [])
+
+
 class RepositoryTest(unittest.TestCase):
     """This checkout: every link and path of its READMEs and docs/ resolves, and README.md links
     every checked term where it first uses it."""
