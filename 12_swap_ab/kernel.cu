@@ -287,7 +287,7 @@ template <class Config, int width, bool shared_c, bool cluster_split>
 __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     swap_ab_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                  const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ Schedule s,
-                 const __grid_constant__ ClusterSplit split) {
+                 const __grid_constant__ ClusterSplit split, bool chained) {
   using L = Layout<Config, width, shared_c>;
   constexpr int block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k, stages = L::stages;
   extern __shared__ unsigned char shared_raw[];
@@ -321,6 +321,9 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
   }
   __syncthreads();
   // LAB END
+  // A chain of layers (chained: programmatic dependent launch): the next kernel in the stream may start
+  // now; its blocks take SMs as this kernel's leave them.
+  if (chained) allow_next_grid_to_start();
 
   // The segments of this block, in order: 11's walk, or its one part of one tile.
   auto for_each_segment = [&](auto&& f) {
@@ -342,8 +345,18 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       prefetch_tensor_map(a_map);
       prefetch_tensor_map(b_map);
       int stage = 0, phase = 0;  // the ring of stages, over all segments: phase flips at each wrap
+      // Chained, B (a layer's weights) does not depend on the kernel ahead of this one, A (its
+      // activations) does: the first segment's first `stages` slices copy B at once and A only once
+      // that kernel has finished. deferred_a: slices whose A is not copied yet (-1: none is waiting).
+      int deferred_a = chained ? 0 : -1;
       for_each_segment([&](const Segment& segment) {
         const TileOrigin origin = tile_origin(segment.tile);
+        const auto copy_deferred_a = [&] {
+          wait_for_previous_grid();
+          for (int d = 0; d < deferred_a; ++d)  // the first segment began the ring: slice d is in stage d
+            tma_load_2d(a_tile(d), a_map, &full[d], (segment.k_begin + d) * block_tile_k, int(origin.row));
+          deferred_a = -1;
+        };
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
           // LAB BEGIN [hard, repeats 09]: The producer's side of the protocol, as in 09: mbarrier_wait<EmptyWait> on
           // LAB: empty[stage] (stage for the watchdog) for the parity of the phase before: phase ^ 1 (the ring's
@@ -355,7 +368,10 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           // LAB: k0) into b_tile(stage) + j·L::b_box_bytes, each completing on full[stage].
           // A's box: width rows × 64 k (rows below M arrive as zeros); B's: 64 k × 64 columns per consumer.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
-          tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
+          if (deferred_a < 0)
+            tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
+          else
+            ++deferred_a;
 #pragma unroll
           for (int j = 0; j < L::b_boxes; ++j)
             tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
@@ -363,7 +379,9 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           // LAB END
           // LAB END
           if (++stage == stages) stage = 0, phase ^= 1;
+          if (deferred_a == stages) copy_deferred_a();  // every stage holds B: A next, before any is reused
         }
+        if (deferred_a > 0) copy_deferred_a();
       });
     }
     if (cluster_split && split.parts > 1) cluster_barriers_of_the_reduction();
@@ -407,6 +425,9 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       wgmma_wait_group<0>();
       fence_registers(acc);
       release(previous);  // the segment's last slice; the producer is already on the next
+      // Chained: the kernel ahead has finished before this one writes C or the workspace (it may read
+      // them). The producer waited before copying A, so this wait returns at once.
+      if (chained) wait_for_previous_grid();
 
       if constexpr (cluster_split) {
         if (split.parts > 1) {
@@ -552,8 +573,13 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 // The swap kernel at the width M picks, A and B TMA-describable; at width 256 with more than
 // shared_c_tiles_per_block tiles a block, the one that writes C through shared memory: there C's stores
 // stream behind the next tile's loads, while with a wave or two the round trip would end the kernel.
+// chained: a programmatic dependent launch, the kernel free to start before the one ahead of it in
+// the stream has finished (the kernel waits where it must: wait_for_previous_grid).
 template <class Variant>
-void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
+void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream, bool chained = false) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
   with_width(p.m, [&](auto width) {
     // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
     const auto tensor_maps = [&](int box_k) {
@@ -567,11 +593,11 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
       arm_watchdog();
       constexpr auto kernel = swap_ab_gemm<Variant, width, false, true>;
       allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-      cudaLaunchAttribute cluster{};
-      cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(split.parts, cluster, stream);
+      cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(split.parts, attributes[0], stream);
       config.gridDim = dim3(unsigned(ceil_div(p.m, width) * ceil_div(p.n, L::block_tile_n) * split.parts));
+      config.numAttrs = chained ? 2 : 1;
       const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, p, Schedule{}, split));
+      CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, p, Schedule{}, split, chained));
       WORKLOG_CHECK_LAUNCH();
       return;
     }
@@ -581,8 +607,15 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
       stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
       stream_k::attach_workspace(plan, p, "12_swap_ab");
       const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      swap_ab_gemm<Variant, width, shared_c, false>
-          <<<plan.workers, L::threads, L::shared_bytes, stream>>>(a_map, b_map, p, plan.schedule, ClusterSplit{1, 0});
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(unsigned(plan.workers));
+      config.blockDim = dim3(L::threads);
+      config.dynamicSmemBytes = L::shared_bytes;
+      config.stream = stream;
+      config.attrs = attributes + 1;
+      config.numAttrs = chained ? 1 : 0;
+      CUDA_CHECK(cudaLaunchKernelEx(&config, swap_ab_gemm<Variant, width, shared_c, false>, a_map, b_map, p,
+                                    plan.schedule, ClusterSplit{1, 0}, chained));
       WORKLOG_CHECK_LAUNCH();
     };
     if constexpr (width == 256)
@@ -633,6 +666,10 @@ struct WorkspaceFixup : Config {
 
 // What step 13 calls (swap_ab.hpp).
 void swap_ab::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_config<Config>(p, stream); }
+void swap_ab::launch_chained(const GemmProblem<__half>& p, cudaStream_t stream) {
+  if (!tma_path_possible(p) || p.m > Config::swap_max_m) return launch_config<Config>(p, stream);
+  worklog::launch_swapped<Config>(p, stream, true);
+}
 void swap_ab::launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
   worklog::launch_swapped<Config>(p, stream);

@@ -21,6 +21,12 @@ inline constexpr int max_m = 128;
 // kernel writes it with ordinary stores.
 void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 
+// As launch, for a chain of layers: the swap kernel (M ≤ max_m) by programmatic dependent launch, free
+// to start before the kernel ahead of it in the stream has finished. It copies its first slices of B
+// (weights, which no earlier layer writes) at once and waits for that kernel before it reads A or
+// writes C. Other shapes are launched as launch does.
+void launch_chained(const GemmProblem<__half>& p, cudaStream_t stream);
+
 // The swap kernel whatever M (tiles of 256 rows above 128): for C that 11's TMA store cannot take.
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream);
 

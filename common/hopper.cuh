@@ -64,6 +64,20 @@ __device__ __forceinline__ float4 load_shared_in_block(const float4* local, std:
   return v;
 }
 
+// ---- Programmatic dependent launch ----------------------------------------------------------------
+// A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization may start before the
+// kernel ahead of it in the stream has finished. Without that attribute both are no-ops.
+
+// Lets the kernel after this one in the stream start as soon as every block of this one has said so
+// (or exited): its blocks take SMs as this kernel's blocks leave them.
+__device__ __forceinline__ void allow_next_grid_to_start() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// Waits until the kernel ahead of this one in the stream has finished and its writes are visible:
+// before the first read of what it wrote, and the first write of what it reads.
+__device__ __forceinline__ void wait_for_previous_grid() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 // ---- mbarriers ----------------------------------------------------------------------------------
 // An mbarrier completes a phase when `count` threads have arrived AND every byte announced with
 // expect_tx has landed. Waiters name the phase they wait for by its parity (0, 1, 0, ...), so a

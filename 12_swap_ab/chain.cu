@@ -1,0 +1,402 @@
+// A chain of layers, the way a language model decodes: the four GEMMs of a transformer block at
+// Llama-3-8B's sizes (q/k/v together, o, gate and up together, down), `layers` blocks back to back,
+// each GEMM's output turned into the next one's input by a small kernel standing in for what a model
+// runs between them (attention, the residual, SwiGLU, the next block's input), every kernel an RMS
+// normalization of its rows so that values neither vanish nor grow over the chain. Built as
+// build/bin/12_swap_ab_chain.
+//
+// Each chain is captured once in a CUDA graph and replayed: cuBLAS's GEMMs, step 12's, and step 12's
+// by programmatic dependent launch (swap_ab::launch_chained), where a GEMM starts while the kernels
+// ahead of it finish, copies its first slices of weights (which no earlier kernel writes) and waits
+// only before it reads its activations. The three are timed in alternation in one process
+// (harness_timing.hpp), each run behind an L2 flush in cold mode, beside the chain's DRAM floor: the
+// bytes its GEMMs must move (weights, activations read once, outputs written once) at the read rate
+// the harness measures (measure_dram_read_rate, 4 GiB).
+//
+// The check: step 12's chain, with and without programmatic dependent launch, gives bit for bit the
+// output of the same layers launched one by one, outside a graph; and cuBLAS's chain the same output
+// within a tolerance (its sums are ordered differently, and 4·layers normalizations lie between).
+//
+// Usage: 12_swap_ab_chain [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only]
+// [--csv FILE]. Exit codes as every program of the worklog (common/exit_codes.hpp): 0, 1 (the check
+// failed), 2 (bad argument), 3 (the weights do not fit), 4 (not compute capability 9.0), 5 (CUDA
+// error), 77 (no usable CUDA device).
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "12_swap_ab/swap_ab.hpp"
+#include "cublas_reference.hpp"
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "device_select.hpp"  // program_name(), refuse_without_device()
+#include "exit_codes.hpp"
+#include "failure.hpp"
+#include "harness_timing.hpp"
+#include "hopper.cuh"
+
+namespace {
+
+using namespace worklog;
+
+// ---- The block -------------------------------------------------------------------------------------
+// Llama-3-8B: hidden size 4096; 32 query heads and 8 key/value heads of 128 (4096 + 2·1024 = 6144
+// columns of q, k and v); 14336 columns of the feed-forward layer, gate and up side by side.
+constexpr int hidden = 4096, qkv_columns = 6144, ffn = 14336;
+
+// What turns a GEMM's output (FP32) into the next GEMM's input (FP16): `columns` of each row, or for
+// SwiGLU silu(gate)·up of the two halves; then each row divided by its root mean square.
+enum class Between { first_columns, swiglu };
+
+struct BlockGemm {
+  const char* name;
+  int n, k;
+  Between then;     // how its output becomes the next GEMM's input...
+  int next_k;       // ...of next_k columns
+};
+constexpr BlockGemm block_gemms[4] = {
+    {"qkv", qkv_columns, hidden, Between::first_columns, hidden},  // attention's stand-in: q's columns
+    {"o", hidden, hidden, Between::first_columns, hidden},         // the residual's stand-in
+    {"gate_up", 2 * ffn, hidden, Between::swiglu, ffn},
+    {"down", hidden, ffn, Between::first_columns, hidden},  // the next block's input
+};
+
+constexpr int between_threads = 256;
+
+// One block per row: out[row][j] = v_j / rms(v), v_j the FP32 value at column j (or silu(gate)·up).
+// The sum of squares adds each thread's strided elements in order, then a fixed tree: the same
+// result in every run. Chained, the kernel lets the next one start at once and waits for the GEMM
+// before it (programmatic dependent launch); otherwise both calls do nothing.
+__global__ void __launch_bounds__(between_threads)
+    between_kernel(const float* c, int ldc, __half* out, int columns, Between kind, bool chained) {
+  if (chained) {
+    hopper::allow_next_grid_to_start();
+    hopper::wait_for_previous_grid();
+  }
+  const float* row = c + (long long)blockIdx.x * ldc;
+  auto value = [&](int j) {
+    if (kind == Between::first_columns) return row[j];
+    const float gate = row[j], up = row[columns + j];
+    return gate / (1.0f + __expf(-gate)) * up;
+  };
+  __shared__ float partial[between_threads];
+  float squares = 0.0f;
+  for (int j = threadIdx.x; j < columns; j += between_threads) squares += value(j) * value(j);
+  partial[threadIdx.x] = squares;
+  __syncthreads();
+  for (int half = between_threads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const float scale = rsqrtf(partial[0] / float(columns) + 1e-6f);
+  for (int j = threadIdx.x; j < columns; j += between_threads)
+    out[(long long)blockIdx.x * columns + j] = __float2half(value(j) * scale);
+}
+
+// Seeded uniform values in [-scale, scale): a hash of the index, the same on every GPU.
+__global__ void fill_kernel(__half* data, long long count, unsigned seed, float scale) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ unsigned(i >> 32) * 40503u ^ seed * 2246822519u;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    data[i] = __float2half((float(h >> 8) / 16777216.0f * 2.0f - 1.0f) * scale);
+  }
+}
+
+// ---- The chain ---------------------------------------------------------------------------------------
+
+enum class Engine { cublas, step, step_chained };
+const char* engine_name(Engine e) {
+  return e == Engine::cublas ? "cuBLAS" : e == Engine::step ? "12_swap_ab" : "12_swap_ab chained";
+}
+
+class Chain {
+ public:
+  Chain(int m, int layers) : m_(m), layers_(layers) {
+    for (int l = 0; l < layers; ++l)
+      for (int g = 0; g < 4; ++g) {
+        const BlockGemm& b = block_gemms[g];
+        weights_.emplace_back(std::size_t(b.n) * b.k);
+        // Uniform in ±sqrt(3 / K): each output's variance is its input's.
+        fill_kernel<<<1024, 256>>>(weights_.back().data(), (long long)b.n * b.k, 1000u + 4u * l + g,
+                                   std::sqrt(3.0f / float(b.k)));
+        CUDA_CHECK(cudaGetLastError());
+      }
+    for (int g = 0; g < 4; ++g) {
+      outputs_.emplace_back(std::size_t(m) * block_gemms[g].n);
+      inputs_.emplace_back(std::size_t(m) * block_gemms[g].k);
+      if (swap_ab::workspace_bytes({m, block_gemms[g].n, block_gemms[g].k}, {}) != 0)
+        throw Failure{exit_check_failed, std::string("12_swap_ab needs a workspace for ") + block_gemms[g].name +
+                                             ": a graph replays its launch numbers (schedule.cuh's epochs)"};
+    }
+    first_input_ = DeviceBuffer<__half>(std::size_t(m) * hidden);
+    fill_kernel<<<256, 256>>>(first_input_.data(), (long long)m * hidden, 7u, 1.0f);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // The chain's kernels on `stream`, first the copy of the chain's input into qkv's input buffer (the
+  // chain overwrites it with each next block's input).
+  void enqueue(Engine engine, cublasHandle_t cublas, cudaStream_t stream) {
+    CUDA_CHECK(cudaMemcpyAsync(inputs_[0].data(), first_input_.data(), first_input_.size() * sizeof(__half),
+                               cudaMemcpyDeviceToDevice, stream));
+    const bool chained = engine == Engine::step_chained;
+    for (int l = 0; l < layers_; ++l)
+      for (int g = 0; g < 4; ++g) {
+        const BlockGemm& b = block_gemms[g];
+        const GemmProblem<__half> p{m_, b.n, b.k, 1.0f, 0.0f, inputs_[g].data(), b.k, weights_[4 * l + g].data(),
+                                    b.n, outputs_[g].data(), b.n};
+        if (engine == Engine::cublas)
+          cublas_gemm(cublas, p);
+        else if (chained)
+          swap_ab::launch_chained(p, stream);
+        else
+          swap_ab::launch(p, stream);
+        launch_between(g, stream, chained);
+      }
+  }
+
+  // The chain's output: the last block's input to a next one (qkv's input buffer), on the host.
+  std::vector<__half> output() const {
+    std::vector<__half> host(inputs_[0].size());
+    CUDA_CHECK(cudaMemcpy(host.data(), inputs_[0].data(), host.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+  // The bytes the chain's GEMMs must move: weights and activations read once, outputs written once.
+  double least_bytes() const {
+    double bytes = 0;
+    for (const BlockGemm& b : block_gemms) bytes += 2.0 * b.n * b.k + 2.0 * m_ * b.k + 4.0 * m_ * b.n;
+    return bytes * layers_;
+  }
+
+ private:
+  void launch_between(int g, cudaStream_t stream, bool chained) {
+    const BlockGemm& b = block_gemms[g];
+    __half* next = inputs_[(g + 1) % 4].data();
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(m_));
+    config.blockDim = dim3(between_threads);
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = chained ? 1 : 0;
+    CUDA_CHECK(cudaLaunchKernelEx(&config, between_kernel, static_cast<const float*>(outputs_[g].data()), b.n, next,
+                                  b.next_k, b.then, chained));
+  }
+
+  int m_, layers_;
+  std::vector<DeviceBuffer<__half>> weights_, inputs_;
+  std::vector<DeviceBuffer<float>> outputs_;
+  DeviceBuffer<__half> first_input_;
+};
+
+// A chain captured once in a graph, replayed by run().
+class ChainGraph {
+ public:
+  ChainGraph(Chain& chain, Engine engine, cublasHandle_t cublas) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (engine == Engine::cublas) CUBLAS_CHECK(cublasSetStream(cublas, stream_));
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    chain.enqueue(engine, cublas, stream_);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    if (engine == Engine::cublas) CUBLAS_CHECK(cublasSetStream(cublas, nullptr));
+  }
+  ~ChainGraph() {
+    cudaGraphExecDestroy(exec_);
+    cudaStreamDestroy(stream_);
+  }
+  ChainGraph(const ChainGraph&) = delete;
+  ChainGraph& operator=(const ChainGraph&) = delete;
+  // On the default stream, where the harness puts its covers and timestamps.
+  void run() const { CUDA_CHECK(cudaGraphLaunch(exec_, nullptr)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// The largest difference between two outputs, relative to the largest value of the first.
+double relative_difference(const std::vector<__half>& expected, const std::vector<__half>& obtained) {
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double e = __half2float(expected[i]), o = __half2float(obtained[i]);
+    if (!std::isfinite(o)) return INFINITY;
+    largest = std::fmax(largest, std::fabs(e));
+    worst = std::fmax(worst, std::fabs(e - o));
+  }
+  return largest > 0 ? worst / largest : INFINITY;
+}
+
+bool same_bits(const std::vector<__half>& a, const std::vector<__half>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (__half_as_ushort(a[i]) != __half_as_ushort(b[i])) return false;
+  return true;
+}
+
+const char usage[] = R"(usage: %s [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only] [--csv FILE]
+Runs the GEMMs of L transformer blocks at Llama-3-8B's sizes (default 32), M rows of activations
+(default 16, 1 to 128), in a CUDA graph: cuBLAS, step 12, and step 12 by programmatic dependent
+launch. Checks that step 12's chains equal its layers launched one by one, bit for bit, and
+cuBLAS's within a tolerance; then (unless --check-only) times the three in alternation, N rounds
+(default 10), cold (L2 flushed before every run, the default) or warm, beside the chain's DRAM
+floor, and appends a row per chain to FILE with --csv.
+exit codes: 0 ok, 1 check failed, 2 bad argument, 3 the weights do not fit, 4 not compute capability 9.0,
+5 CUDA error, 77 no CUDA device
+)";
+
+int parse_int(const std::string& program, const char* flag, const char* text, int low, int high, int& out) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || value < low || value > high) {
+    std::fprintf(stderr, "%s: error: %s takes a whole number from %d to %d, got '%s'\n", program.c_str(), flag, low,
+                 high, text);
+    return exit_bad_argument;
+  }
+  out = int(value);
+  return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string program = program_name(argc, argv, "chain");
+  int m = 16, layers = 32, iters = 10;
+  bool check_only = false;
+  TimingMode timing = TimingMode::cold;
+  std::string csv_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--help" || arg == "-h") {
+      std::printf(usage, program.c_str());
+      return exit_ok;
+    }
+    if (arg == "--check-only") {
+      check_only = true;
+      continue;
+    }
+    if (has_value && (arg == "--m" || arg == "--layers" || arg == "--iters")) {
+      int& target = arg == "--m" ? m : arg == "--layers" ? layers : iters;
+      const int high = arg == "--m" ? swap_ab::max_m : arg == "--layers" ? 64 : 1000;
+      if (const int code = parse_int(program, arg.c_str(), argv[++i], 1, high, target)) return code;
+      continue;
+    }
+    if (has_value && arg == "--timing") {
+      const std::string mode = argv[++i];
+      if (mode != "cold" && mode != "warm") {
+        std::fprintf(stderr, "%s: error: --timing takes cold or warm, got '%s'\n", program.c_str(), mode.c_str());
+        return exit_bad_argument;
+      }
+      timing = mode == "cold" ? TimingMode::cold : TimingMode::warm;
+      continue;
+    }
+    if (has_value && arg == "--csv") {
+      csv_path = argv[++i];
+      continue;
+    }
+    std::fprintf(stderr, "%s: error: unknown argument '%s'%s (see --help)\n", program.c_str(), argv[i],
+                 has_value ? "" : " (or its value is missing)");
+    return exit_bad_argument;
+  }
+  if (const auto refused = refuse_without_device(program)) return *refused;
+  try {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9 || prop.minor != 0) {
+      std::fprintf(stderr, "%s: error: %s is compute capability %d.%d; step 12 needs 9.0 (sm_90a)\n", program.c_str(),
+                   prop.name, prop.major, prop.minor);
+      return exit_unsupported_gpu;
+    }
+    CublasHandle cublas;
+    DeviceBuffer<unsigned char> cublas_workspace(std::size_t(32) << 20);  // cuBLAS in a graph: no allocation inside
+    CUBLAS_CHECK(cublasSetWorkspace(cublas.get(), cublas_workspace.data(), cublas_workspace.size()));
+    Chain chain(m, layers);
+
+    // The check. One by one first: it also makes every launch's one-time work (module loading,
+    // attributes, tensor-map encoding's entry point) happen outside the captures.
+    chain.enqueue(Engine::step, cublas.get(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<__half> one_by_one = chain.output();
+    ChainGraph cublas_graph(chain, Engine::cublas, cublas.get()), step_graph(chain, Engine::step, cublas.get()),
+        chained_graph(chain, Engine::step_chained, cublas.get());
+    const ChainGraph* graphs[3] = {&cublas_graph, &step_graph, &chained_graph};
+    std::vector<__half> outputs[3];
+    for (int e = 0; e < 3; ++e) {
+      graphs[e]->run();
+      CUDA_CHECK(cudaDeviceSynchronize());
+      outputs[e] = chain.output();
+    }
+    const double cublas_difference = relative_difference(outputs[1], outputs[0]);
+    const bool step_same = same_bits(one_by_one, outputs[1]), chained_same = same_bits(one_by_one, outputs[2]);
+    // cuBLAS orders its sums differently: after 4·layers GEMMs of FP16 inputs (2^-11 relative
+    // rounding each), normalized between, differences stay near the FP16 rounding of the output,
+    // a few times it; a wrong result would be of the order of the values themselves.
+    const double tolerance = 0.05;
+    std::printf("%s, M = %d, %d blocks (%d GEMMs): step 12 one by one vs its graph %s, vs its chained graph %s; "
+                "cuBLAS differs by %.2e of the largest value (tolerance %.2g)\n",
+                prop.name, m, layers, 4 * layers, step_same ? "bit for bit" : "DIFFERENT",
+                chained_same ? "bit for bit" : "DIFFERENT", cublas_difference, tolerance);
+    if (!step_same || !chained_same || !(cublas_difference <= tolerance)) {
+      std::fprintf(stderr, "%s: error: the chains disagree (see above)\n", program.c_str());
+      return exit_check_failed;
+    }
+    if (check_only) return exit_ok;
+
+    // The timing: the three graphs in alternation, each behind its cover (harness_timing.hpp).
+    const double read_rate = measure_dram_read_rate(dram_read_bytes, 5);
+    const Timings t = time_interleaved(
+        {[&] { cublas_graph.run(); }, [&] { step_graph.run(); }, [&] { chained_graph.run(); }}, 2, iters, timing);
+    const double floor_ms = chain.least_bytes() / read_rate * 1e3;
+    std::printf("timing %s, timer %s, SM clock %.0f -> %.0f MHz%s; DRAM read %.2f TB/s, floor %.3f ms (%.1f GB)\n",
+                timing_mode_name(timing), timer_name(t.timer), t.sm_mhz_before, t.sm_mhz_after,
+                t.clock_fell() ? " (fell)" : "", read_rate / 1e12, floor_ms, chain.least_bytes() / 1e9);
+    std::FILE* csv = nullptr;
+    if (!csv_path.empty()) {
+      const bool fresh = !std::ifstream(csv_path).good();
+      csv = std::fopen(csv_path.c_str(), "a");
+      if (!csv) {
+        std::fprintf(stderr, "%s: error: cannot write %s\n", program.c_str(), csv_path.c_str());
+        return exit_bad_argument;
+      }
+      if (fresh)
+        std::fprintf(csv, "timestamp,gpu,m,layers,engine,ms,floor_ms,floor_fraction,speedup_over_cublas,timing,timer,"
+                          "sm_mhz_before,sm_mhz_after,clock_fell,dram_read_gbps\n");
+    }
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    for (int e = 0; e < 3; ++e) {
+      const double ms = t.ms[e];
+      std::printf("%-20s %8.3f ms  %5.1f%% of the floor's speed  %.2fx cuBLAS\n", engine_name(Engine(e)), ms,
+                  100.0 * floor_ms / ms, t.ms[0] / ms);
+      if (csv)
+        std::fprintf(csv, "%s,\"%s\",%d,%d,%s,%.6g,%.6g,%.4f,%.4f,%s,%s,%.0f,%.0f,%d,%.1f\n", stamp, prop.name, m,
+                     layers, engine_name(Engine(e)), ms, floor_ms, floor_ms / ms, t.ms[0] / ms,
+                     timing_mode_name(timing), timer_name(t.timer), t.sm_mhz_before, t.sm_mhz_after,
+                     t.clock_fell() ? 1 : 0, read_rate / 1e9);
+    }
+    if (csv) std::fclose(csv);
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
+    return exit_cuda_error;
+  } catch (const Failure& f) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), f.message.c_str());
+    return f.exit_code;
+  }
+  return exit_ok;
+}
