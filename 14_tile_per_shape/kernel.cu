@@ -108,11 +108,7 @@ using tile_per_shape::Work;
 // its unit, if any, then the whole tiles w, w + workers, … (11's Walk).
 Work busiest_cluster(const stream_k::Plan& plan, Strides strides) {
   Work work{};
-  // LAB BEGIN: The model's terms, from plan.schedule: the busiest worker's whole tiles (the tiles not split, over
-  // LAB: plan.workers), its units (units over the workers), a unit's slices (q, one more while rem > 0). slices = whole
-  // LAB: tiles · k_tiles + units · a unit's slices; segments = whole tiles + units (2 a unit when split is 0: an even
-  // LAB: deal may cross a tile's end); a fixup when units > 0; every slice off lines when lda or ldb is not a multiple
-  // LAB: of 64 halves.
+  // LAB BEGIN busiest_cluster
   const Schedule& schedule = plan.schedule;
   const long long whole_per_worker = ceil_div(schedule.tiles - schedule.sk_tiles, plan.workers);
   const long long units_per_worker = schedule.units > 0 ? ceil_div(schedule.units, plan.workers) : 0;
@@ -231,8 +227,7 @@ std::size_t choose(Shape shape, Strides strides) {
   for (std::size_t i = 0; i < menu.size(); ++i) {
     const tile_per_shape::Costs* c = costs_of(menu[i]);
     if (!c) continue;
-    // LAB BEGIN [hard]: The choice: predict entry i (tile_per_shape::predict_us of its costs and its busiest cluster's
-    // LAB: work on the shape, menu[i].work); keep the cheapest, the first of equals.
+    // LAB BEGIN choose [hard]
     const double us = tile_per_shape::predict_us(*c, menu[i].work(shape, strides));
     if (best_us < 0.0 || us < best_us) {
       best = i;

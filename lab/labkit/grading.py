@@ -32,6 +32,7 @@ from .cases import parse_cases
 from .release import source_commit
 from .rubric import performance_size
 from .steps import KERNEL, RELEASE_RECORD, region_files, repository_files
+from .tasks import load_tasks
 
 # Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
 # read by common/exit_codes.py): grade exits with exit_unsupported_gpu and exit_no_device meaning
@@ -419,8 +420,9 @@ def handout_of(reference, step, level, self_check, handed_out=None):
             return None
         return found or None
     handed_out = [step] if handed_out is None else handed_out
+    tasks = load_tasks(reference, step)
     return {path: integrity.handout_todos((Path(reference) / path).read_text(encoding="utf-8"), path, level,
-                                          handed_out)
+                                          handed_out, tasks)
             for path in region_files(reference, step)}
 
 
