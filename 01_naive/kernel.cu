@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem
   const float* a = p.a + row * p.lda;  // walks along the row: stride 1
   const float* b = p.b + col;          // walks down the column: stride ldb (N when B is packed)
   float acc = 0.0f;
-  // LAB BEGIN: Add to acc the dot product of row `row` of A (a[0 .. K-1]) and column `col` of B (b, b + ldb, ...).
+  // LAB BEGIN dot_product
   for (int i = 0; i < p.k; ++i, b += p.ldb) acc += a[i] * *b;
   // LAB END
 

@@ -39,8 +39,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
     const int k0 = t * tile;
     const int k_left = p.k - k0;
 
-    // LAB BEGIN: Copy this K slice into a_tile and b_tile, one element of A and one of B per thread
-    // LAB: (zeros where the tile sticks out of A or B); no thread may read the tiles before all are written.
+    // LAB BEGIN load_tiles
     // Load tiles: one element of A and one of B per thread, zeros outside the matrices. Threads
     // adjacent in x read adjacent addresses of a row of A and of a row of B: coalesced.
     a_tile[ty][tx] = (ty < rows_left && tx < k_left) ? a[ty * (long long)p.lda + k0 + tx] : 0.0f;
@@ -48,8 +47,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
     __syncthreads();  // the tiles are complete before anyone reads them
                       // LAB END
 
-    // LAB BEGIN: Add the dot product of row ty of a_tile and column tx of b_tile to acc; the next slice
-    // LAB: must not overwrite the tiles while any thread still reads them.
+    // LAB BEGIN tile_product
     // Compute: a_tile[ty][i] is the same address for the whole warp (broadcast); b_tile[i][tx] is
     // 32 consecutive words (32 different banks): no bank conflicts.
 #pragma unroll

@@ -55,8 +55,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     const int k0 = t * block_tile_k;
     const int k_left = p.k - k0;
 
-    // LAB BEGIN: Copy this K slice into a_tile and b_tile, several elements per thread: the block's threads
-    // LAB: sweep each tile in row-major order (element tid, tid + threads, …), zeros where it sticks out.
+    // LAB BEGIN load_tiles
     // Load tiles: the block's threads sweep each tile in row-major order, several elements each;
     // consecutive threads take consecutive columns, so each row is read with coalesced accesses.
 #pragma unroll
@@ -72,8 +71,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     // LAB END
     __syncthreads();
 
-    // LAB BEGIN: For each i of the slice, update the thread's whole patch: acc[y][x] belongs to row
-    // LAB: ty + y·threads_y and column tx + x·threads_x of the tile (as in the write-back below).
+    // LAB BEGIN patch_update
     // Compute: every thread updates its whole patch for each i of the slice.
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i)

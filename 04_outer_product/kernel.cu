@@ -117,8 +117,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   // piece of B into registers, then their outer product into the accumulators.
   float acc[thread_tile_m][thread_tile_n] = {};
   auto multiply_slice = [&](int buf) {
-  // LAB BEGIN: For each k of the slice, load the thread's rows of a_tile[buf] and columns of b_tile[buf]
-  // LAB: (those the write-back gives acc[y][x]) into registers with float4 loads; add their outer product to acc.
+  // LAB BEGIN outer_product
 #pragma unroll
     for (int i = 0; i < block_tile_k; ++i) {
       float a_col[thread_tile_m], b_row[thread_tile_n];

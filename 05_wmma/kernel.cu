@@ -45,8 +45,7 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
   const int k_steps = int(ceil_div(p.k, fragment_size));
   for (int s = 0; s < k_steps; ++s) {
     const int k0 = s * fragment_size;
-    // LAB BEGIN: Load this slice's 16 × 16 fragments of A into a and of B into b (load_fragment, in
-    // LAB: common/wmma_tiles.cuh, handles the edges), then add their product to acc on the tensor cores.
+    // LAB BEGIN fragment_product
     // Load the 16 × 16 fragments of A (rows tile.row.., columns k0..) and B (rows k0.., columns tile.col..).
     load_fragment(a, p.a + tile.row * p.lda + k0, p.lda, rows_left, p.k - k0, a_direct, a_staging);
     load_fragment(b, p.b + k0 * (long long)p.ldb + tile.col, p.ldb, p.k - k0, cols_left, b_direct, b_staging);

@@ -67,8 +67,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     const int k0 = s * fragment_size;
     FragmentA a[fragments_m];  // this slice's column of A fragments
     FragmentB b[fragments_n];  // and row of B fragments
-    // LAB BEGIN: Load this slice's fragments_m A and fragments_n B fragments of the warp tile, all before the
-    // LAB: first product (load_fragment handles any tile), then add each product to its accumulator acc[i][j].
+    // LAB BEGIN warp_tile_products
     // Load the slice's fragments, all of them before the first product so that their loads are
     // in flight together: a column of A fragments, each of which serves fragments_n products, and
     // a row of B fragments, each serving fragments_m. Slices that lie wholly inside the matrices

@@ -170,9 +170,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
     const int k_in = int(min(p.k - k0, (long long)block_tile_k));  // k of this slice inside A and B
     __half* const a_tile = tiles + stage * L::stage_halves;
     __half* const b_tile = a_tile + L::a_tile_halves;
-    // LAB BEGIN: Start this thread's 16-byte copies of the slice into a_tile and b_tile (padded rows): copies
-    // LAB: threadIdx.x + j·threads, a_copies of A and b_copies of B, placed by copy_position, each by
-    // LAB: copy_tile_chunk<Config, aligned> with the number of halves inside the matrix (0 outside: zero fill).
+    // LAB BEGIN start_copies
 #pragma unroll
     for (int j = 0; j < L::a_copies; ++j) {
       const CopyPosition c = copy_position<L::a_chunks_per_row>(threadIdx.x + j * L::threads);
@@ -231,12 +229,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // plain load parks its data in a register, and the warp stalls at the store to shared memory
   // until the data arrives.
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
-  // LAB BEGIN [hard]: Write the pipeline of the comment above. Prologue: slices t = 0 … stages − 2, each by
-  // LAB: load_slice into stage t (only where t < k_tiles), each followed by a commit_group, empty or not. Then
-  // LAB: for each slice t < k_tiles, in this order: async_copy::wait_group with stages − 2 groups allowed to stay
-  // LAB: pending; __syncthreads; load_slice of slice t + stages − 1 into stage (t + stages − 1) % stages, only
-  // LAB: where that slice is < k_tiles; commit_group always (step 1 counts one group per iteration); then
-  // LAB: multiply_slice of stage t % stages.
+  // LAB BEGIN pipeline [hard]
 #pragma unroll
   for (int t = 0; t < stages - 1; ++t) {
     if (t < k_tiles) load_slice(t, t);
@@ -255,7 +248,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // Stage 3, write back. Only empty groups can still be pending; waiting for them costs nothing
   // and leaves no copy in flight into the buffers that are reused now, and the barrier makes sure
   // every warp has finished reading the last slice before any warp overwrites it.
-  // LAB BEGIN [hard]: The drain: wait_group with no group allowed pending, then __syncthreads (as said above).
+  // LAB BEGIN drain [hard]
   async_copy::wait_group<0>();
   __syncthreads();
   // LAB END

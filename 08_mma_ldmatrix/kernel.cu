@@ -115,9 +115,7 @@ struct Layout : Config {
                 "lower stages, block_tile_k or the block tile");
   // Where logical chunk `chunk` of row `row` is stored in that row: swizzled, or in place when padded.
   __device__ static int chunk_slot(int row, int chunk, int chunks_per_row) {
-    // LAB BEGIN [hard]: Return the physical chunk of logical chunk `chunk` of row `row`: where Config::swizzled,
-    // LAB: swizzled_chunk of common/swizzle.hpp (row, chunk, chunks_per_row); else chunk itself (the variant padded,
-    // LAB: whose rows are padded instead). Every copy into a tile and every ldmatrix address goes through it.
+    // LAB BEGIN physical_chunk [hard]
     return Config::swizzled ? swizzled_chunk(row, chunk, chunks_per_row) : chunk;
     // LAB END
   }
@@ -214,12 +212,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   //     k 0-7/n 8-15, k 8-15/n 8-15 = registers b0b1, b2b3 of B fragment j, then of fragment j+1.
   // The swizzle depends on the row only through row % 8 (swizzle.hpp), so pieces 16 rows further
   // down have the same chunk order: their offsets differ by a constant (padded rows: trivially).
-  // LAB BEGIN [hard]: Declare a_offset[k_steps] and b_offset[warp_tile_n / 16] (unsigned byte offsets) and fill
-  // LAB: them as said above. The lane points at row lane % 16 of a piece and at its chunk lane / 16. a_offset[s]:
-  // LAB: row r = warp_row + that row of the A tile, L::a_row_bytes a row, plus the slot (L::chunk_slot, in rows of
-  // LAB: L::a_chunks_per_row) of r's logical chunk 2s + the lane's chunk, times swizzle_chunk_bytes. b_offset[jj]:
-  // LAB: the lane's row of the B tile (L::b_row_bytes a row; k-step 0), plus the slot (L::b_chunks_per_row) of its
-  // LAB: logical chunk (warp_col + 16·jj) / chunk_halves + the lane's chunk, times swizzle_chunk_bytes.
+  // LAB BEGIN ldmatrix_offsets [hard]
   unsigned a_offset[k_steps];           // A piece of rows warp_row …+15, k-step s
   unsigned b_offset[warp_tile_n / 16];  // B piece of k-step 0, columns warp_col + 16·jj …+15
   {
@@ -244,8 +237,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   auto load_fragments = [&](WarpFragments& f, int stage, int s) {
     const unsigned a_tile = shared_base + stage * L::stage_bytes;
     const unsigned b_tile = a_tile + L::a_tile_bytes;
-    // LAB BEGIN: Load k-step s into f by ldmatrix: one ldmatrix_x4 per A fragment (a_offset[s], 16 rows apart),
-    // LAB: one ldmatrix_x4_trans per 16 columns of B (b_offset[jj], k-step s 16 rows down), i.e. two B fragments.
+    // LAB BEGIN load_fragments
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i) ldmatrix_x4(f.a[i], a_tile + a_offset[s] + i * mma_m * L::a_row_bytes);
 #pragma unroll
@@ -262,8 +254,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   // run right to left (serpentine), so consecutive mma share an operand at the turn.
   float acc[fragments_m][fragments_n][4] = {};
   auto multiply = [&](const WarpFragments& f) {
-  // LAB BEGIN: Add every product f.a[i] × f.b[j] into acc[i][j] with mma_m16n8k16 (odd rows of fragments
-  // LAB: right to left, so that consecutive products share an operand).
+  // LAB BEGIN products
 #pragma unroll
     for (int i = 0; i < fragments_m; ++i)
 #pragma unroll
@@ -289,8 +280,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   // Starts the copies of a slice into its buffer and commits them as one group (an empty group past
   // the last slice, so that the count stays right).
   auto start_slice = [&](int slice) {
-    // LAB BEGIN [hard, repeats 07]: As in 07: load_slice of `slice` into stage slice % stages,
-    // LAB: only where slice < k_tiles; then commit_group, always (an empty group counts too).
+    // LAB BEGIN load_next_slice [hard, repeats 07]
     if (slice < k_tiles) load_slice(slice, slice % stages);
     async_copy::commit_group();
     // LAB END
@@ -298,8 +288,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   // Waits until the oldest slice in flight has landed (at most stages − 2 groups pending), for
   // every thread's copies: after the barrier every warp may read it.
   auto wait_for_slice = [&]() {
-    // LAB BEGIN [hard, repeats 07]: As in 07: async_copy::wait_group with stages − 2 groups allowed to stay
-    // LAB: pending, then __syncthreads.
+    // LAB BEGIN wait_oldest_slice [hard, repeats 07]
     async_copy::wait_group<stages - 2>();
     __syncthreads();
     // LAB END
@@ -340,7 +329,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
       wait_for_slice();  // slice t + 1
     }
   }
-  // LAB BEGIN [hard, repeats 07]: The drain, as in 07: wait_group with no group allowed pending.
+  // LAB BEGIN drain [hard, repeats 07]
   async_copy::wait_group<0>();  // only empty groups remain: nothing is left in flight at exit
   // LAB END
 

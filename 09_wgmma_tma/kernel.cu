@@ -192,11 +192,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   const int row0 = tile.row * block_tile_m, col0 = tile.col * block_tile_n;
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
 
-  // LAB BEGIN [hard]: The barriers, initialized by thread 0 alone (mbarrier_init, count of arrivals per phase): for
-  // LAB: each stage s, full[s] expecting 1 arrival (the producer's arming, which also announces the bytes its TMA
-  // LAB: copies complete) and empty[s] one per consumer thread (L::consumers · warpgroup_threads); then
-  // LAB: fence_barrier_init, so that the copy engine sees them initialized. Then every thread meets at
-  // LAB: __syncthreads before any uses them.
+  // LAB BEGIN barriers [hard]
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbarrier_init(&full[s], 1);                                  // the producer's one arrive (+ bytes)
@@ -214,20 +210,12 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % stages, use = kt / stages;
-        // LAB BEGIN [hard]: The producer's side of the protocol for slice kt (stage s, its use-th use). Wait until
-        // LAB: the consumers have released stage s: mbarrier_wait<EmptyWait> on empty[s] (s for the watchdog) for the
-        // LAB: parity of phase use − 1 (one phase per release; for use 0, parity 1: the phase "before" the first,
-        // LAB: which counts as complete). Then k0 = kt·block_tile_k; arm full[s] for L::stage_bytes
-        // LAB: (mbarrier_arrive_expect_bytes) and start the stage's TMA copies, each completing on full[s]: tma_load_2d
-        // LAB: of A's box at (k0, row0) into a_tile(s), then of B's L::b_boxes 64-column boxes at (col0 +
-        // LAB: j·swizzle_halves, k0) into b_tile(s) + j·L::b_box_bytes.
+        // LAB BEGIN producer [hard]
         // Wait until the consumers have released this buffer. For its first use the wait is for
         // the phase "before" the first (parity 1), which counts as complete: no wait.
         mbarrier_wait<EmptyWait>(&empty[s], (use & 1) ^ 1, s);
         const int k0 = kt * block_tile_k;
-        // LAB BEGIN: Arm full[s] for the stage's bytes (mbarrier_arrive_expect_bytes), then start its TMA copies
-        // LAB: (tma_load_2d, completing on full[s]): A's box at (k0, row0), and B's 64-column boxes b_box_bytes apart.
-        // LAB: Until then the consumers wait on full[s] until the watchdog stops them.
+        // LAB BEGIN arm_and_copy
         mbarrier_arrive_expect_bytes(&full[s], L::stage_bytes);
         tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);  // block_tile_m rows × 64 k
 #pragma unroll
@@ -247,8 +235,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % stages, use = kt / stages;
-      // LAB BEGIN [hard]: Wait until stage s is full, its bytes landed: mbarrier_wait<FullWait> on full[s] (s for the
-      // LAB: watchdog) for the parity of phase use (full[s] completes one phase per fill of the stage).
+      // LAB BEGIN wait_full [hard]
       mbarrier_wait<FullWait>(&full[s], use & 1, s);
       // LAB END
       multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(s), b_tile(s), consumer);
@@ -258,8 +245,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       constexpr int in_flight = Config::wgmma_groups_in_flight;
       wgmma_wait_group<in_flight>();
       fence_registers(acc);
-      // LAB BEGIN: Give back the stage of slice kt - in_flight, whose products are done: arrive on its empty
-      // LAB: barrier (every consumer thread; none while kt < in_flight).
+      // LAB BEGIN release_stage
       if (kt >= in_flight) mbarrier_arrive(&empty[(kt - in_flight) % stages]);
       // LAB END
     }

@@ -252,11 +252,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
                       (long long)tile.col * block_tile_n};
   };
 
-  // LAB BEGIN [hard]: The barriers, initialized by thread 0 alone (mbarrier_init, count of arrivals per phase): for
-  // LAB: each stage s, full[s] expecting 1 arrival (the local producer's arming; the bytes of every copy into this
-  // LAB: block, the peer's multicast included, complete it) and empty[s] one per consumer warp of the whole cluster
-  // LAB: (L::consumers · L::warps_per_consumer · cluster_size: lane 0 of each warp releases the stage on every
-  // LAB: block); then fence_barrier_init (the cluster sync that follows makes them visible to the peer).
+  // LAB BEGIN barriers [hard]
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbarrier_init(&full[s], 1);  // the local producer's arrive, plus the bytes of every copy into us
@@ -284,22 +280,11 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         const TileOrigin origin = tile_origin(t);
         for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
           const int s = slice % stages, use = slice / stages;
-          // LAB BEGIN [hard]: The producer's side of the protocol for slice `slice` (stage s, its use-th use: both
-          // LAB: count on across tiles). Wait until every consumer warp of the cluster has released stage s:
-          // LAB: mbarrier_wait<EmptyWait> on empty[s] (s for the watchdog) for the parity of phase use − 1 (for use 0,
-          // LAB: parity 1, which counts as complete). Then k0 = kt·block_tile_k; arm full[s] for the whole
-          // LAB: L::stage_bytes (mbarrier_arrive_expect_bytes: every byte lands here, the peer's multicast included);
-          // LAB: tma_load_2d of this block's A box at (k0, origin.row) into a_tile(s); then its share of the B slice:
-          // LAB: L::b_boxes / cluster_size boxes j from rank·(L::b_boxes / cluster_size) on, into b_tile(s) +
-          // LAB: j·L::b_box_bytes from (origin.col + j·swizzle_halves, k0), completing on full[s]: with a cluster by
-          // LAB: tma_load_2d_multicast to every block of it (mask: cluster_size low bits), else by tma_load_2d.
+          // LAB BEGIN producer [hard]
           // First use: parity 1 counts as complete.
           mbarrier_wait<EmptyWait>(&empty[s], (use & 1) ^ 1, s);
           const int k0 = kt * block_tile_k;
-          // LAB BEGIN: Arm full[s] for the whole stage (every byte lands here, the peer's multicast included), copy
-          // LAB: this block's A box at (k0, origin.row), then its share of the B slice, boxes rank·(b_boxes /
-          // LAB: cluster_size) onward: with a cluster by tma_load_2d_multicast to every block of it (mask), else by
-          // LAB: tma_load_2d. Until then full[s] never completes, and the watchdog stops the consumers.
+          // LAB BEGIN arm_and_copy
           mbarrier_arrive_expect_bytes(&full[s], L::stage_bytes);
           tma_load_2d(a_tile(s), a_map, &full[s], k0, int(origin.row));
           // This block's share of the B slice; with a cluster, multicast to every block of it.
@@ -325,8 +310,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int s) {
-      // LAB BEGIN: Release stage s, from lane 0 of each consumer warp: on the empty barrier of every block of
-      // LAB: the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
+      // LAB BEGIN release_in_every_block
       if (lane != 0) return;
       if constexpr (cluster_size > 1) {
 #pragma unroll
@@ -344,23 +328,20 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
       for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
         const int s = slice % stages, use = slice / stages;
-        // LAB BEGIN [hard]: Wait until stage s is full, every byte landed (the peer's multicast too): mbarrier_wait
-        // LAB: with FullWait on full[s] (s for the watchdog), for the parity of phase use (use counted across tiles).
+        // LAB BEGIN wait_full [hard]
         mbarrier_wait<FullWait>(&full[s], use & 1, s);
         // LAB END
         multiply_stage<block_tile_k, L::b_box_bytes>(acc, a_tile(s), b_tile(s), consumer);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
-        // LAB BEGIN [hard]: By release (above), give back the stage of the previous slice (slice − 1, counted across
-        // LAB: tiles), its products done now; none at a tile's first slice (kt = 0): the tile before released its own.
+        // LAB BEGIN release_previous_slice [hard]
         if (kt > 0) release((slice - 1) % stages);
         // LAB END
       }
       wgmma_wait_group<0>();
       fence_registers(acc);
-      // LAB BEGIN [hard]: By release, give back the stage of the tile's last slice (slice − 1), its products done:
-      // LAB: the producer, already on the next tile, waits for it.
+      // LAB BEGIN release_last_slice [hard]
       release((slice - 1) % stages);  // the tile's last slice; the producer is already on the next tile
       // LAB END
 

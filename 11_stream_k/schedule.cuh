@@ -422,11 +422,7 @@ class Fixup {
   // Publishes this consumer's partials stored since the last call (pending_, bit b: unit u's slot of
   // type b, Schedule::slot): every thread's stores, then the flags (release).
   __device__ __forceinline__ void publish(const Schedule& s, int u) {
-    // LAB BEGIN [hard]: Publish (nothing while pending_ is 0): first named_barrier_sync<warpgroup_threads> on
-    // LAB: barrier_, so that every thread's stores of the partials come before; then thread t_ == 0 alone, for each
-    // LAB: type b of 0, 1 whose bit is set in pending_, stores s.epoch into flag(s, s.slot(u, 1) + b, consumer_)
-    // LAB: with release semantics at GPU scope (store_release_gpu: a reader that sees the epoch sees the partial).
-    // LAB: Then pending_ = 0.
+    // LAB BEGIN publish [hard]
     if (pending_ == 0) return;
     named_barrier_sync<warpgroup_threads>(barrier_);
     if (t_ == 0)
@@ -489,12 +485,7 @@ class Fixup {
   // after it, in order, to its own accumulators, once their flags say they are there.
   __device__ __forceinline__ void add_later_partials(const Schedule& s, int u, long long tile,
                                                      float (&acc)[accumulators]) {
-    // LAB BEGIN [hard]: c1 = s.last_unit(tile). Wait for the flag of each unit v = u + 1 … c1 (this consumer's, of
-    // LAB: slot s.slot_in(v, tile)) to hold s.epoch, by flag_wait<FlagWait> (the slot for the watchdog), the
-    // LAB: warpgroup's threads in turn: thread t_ takes v = u + 1 + t_, then 128 further, …. Then named_barrier_sync
-    // LAB: on barrier_ (no thread reads a partial before every flag is seen), and only then add_partials<float4s,
-    // LAB: loads_in_flight> of units u + 1 … c1 of the tile, this consumer's, from float4 0, into acc: in the
-    // LAB: order of the units, so that the sum is the same in every run.
+    // LAB BEGIN add_later_partials [hard]
     const int c1 = s.last_unit(tile);
     for (int i = t_; i < c1 - u; i += warpgroup_threads) {
       const int v = u + 1 + i, slot = s.slot_in(v, tile);
@@ -516,13 +507,7 @@ class Fixup {
     s.share(u, tile, consumer_, consumers, pieces, first_piece, end_piece);
     if (first_piece == end_piece) return;
     // Every partial of the tile must be there: its flags, waited for by parallel threads.
-    // LAB BEGIN [hard]: Wait for every partial of the tile: n · consumers flags, flag i of unit c0 + i / consumers,
-    // LAB: consumer i % consumers, slot s.slot_in(unit, tile), to hold s.epoch (flag_wait<FlagWait>, the slot for the
-    // LAB: watchdog), the threads taking i = t_, t_ + 128, …; then named_barrier_sync on barrier_. origin =
-    // LAB: origin_of(tile), once. For each piece in [first_piece, end_piece): half = piece / pieces_per_consumer,
-    // LAB: within = piece % pieces_per_consumer; a float sum[4·piece_float4s] of zeros; add_partials<piece_float4s,
-    // LAB: loads_in_flight> of units c0 … c1 (consumer half, float4s from within·piece_float4s on) into it, in
-    // LAB: order; then store_piece of sum, origin, half and within.
+    // LAB BEGIN share [hard]
     for (int i = t_; i < n * consumers; i += warpgroup_threads) {
       const int v = c0 + i / consumers, slot = s.slot_in(v, tile);
       flag_wait<FlagWait>(flag(s, slot, i % consumers), s.epoch, slot);

@@ -269,9 +269,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
                       (long long)tile.col * block_tile_n};
   };
 
-  // LAB BEGIN [hard, repeats 09 10]: The barriers, as in 10: thread 0 alone initializes, for each stage, full[stage]
-  // LAB: for 1 arrival (the local producer's arming) and empty[stage] for every consumer warp of the cluster
-  // LAB: (L::consumers · L::warps_per_consumer · cluster_size); then fence_barrier_init.
+  // LAB BEGIN barriers [hard, repeats 09 10]
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
@@ -300,18 +298,11 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
           const int stage = slice % stages, use = slice / stages;
-          // LAB BEGIN [hard, repeats 09 10]: The producer's side of the protocol for slice `slice`, as in 10 (stage
-          // LAB: and use count on across segments): mbarrier_wait<EmptyWait> on empty[stage] (stage for the watchdog)
-          // LAB: for the parity of phase use − 1; k0 = kt·block_tile_k; then the arming and the copies.
+          // LAB BEGIN producer [hard, repeats 09 10]
           // First use: parity 1 counts as complete.
           mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
           const int k0 = kt * block_tile_k;
-          // LAB BEGIN [easy, repeats 09 10]: As in 10 (09's, with a cluster): arm full[stage] for L::stage_bytes,
-          // LAB: copy this block's A box at (k0, origin.row), then its share of the B slice, boxes = L::b_boxes /
-          // LAB: cluster_size of them from rank·boxes on: by tma_load_2d_multicast to every block of the cluster
-          // LAB: (mask: cluster_size low bits), else by tma_load_2d.
-          // LAB: Count the boxes from 0 (box + rank·boxes): a loop whose bounds depend on rank costs the producer a
-          // LAB: register it does not have (ptxas spills it, and reloads it in every slice).
+          // LAB BEGIN arm_and_copy [easy, repeats 09 10]
           // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
@@ -346,8 +337,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
     auto release = [&](int stage) {
-      // LAB BEGIN [easy, repeats 10]: As in 10: from lane 0 of each consumer warp, arrive on empty[stage] of every
-      // LAB: block of the cluster (mbarrier_arrive_in_block), or on this block's own without a cluster.
+      // LAB BEGIN release_in_every_block [easy, repeats 10]
       if (lane == 0) {
         if constexpr (cluster_size > 1) {
 #pragma unroll
@@ -373,21 +363,20 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
         const int stage = slice % stages, use = slice / stages;
-        // LAB BEGIN [hard, repeats 09 10]: As in 10: wait until stage `stage` is full, mbarrier_wait<FullWait> on
-        // LAB: full[stage] (stage for the watchdog) for the parity of phase use.
+        // LAB BEGIN wait_full [hard, repeats 09 10]
         mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
         // LAB END
         multiply_stage<L>(acc, a_tile(stage), b_tile(stage), consumer);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
-        // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the previous slice, none at the segment's first.
+        // LAB BEGIN release_previous_slice [hard, repeats 10]
         if (kt > segment.k_begin) release((slice - 1) % stages);
         // LAB END
       }
       wgmma_wait_group<0>();
       fence_registers(acc);
-      // LAB BEGIN [hard, repeats 10]: As in 10: release the stage of the segment's last slice.
+      // LAB BEGIN release_last_slice [hard, repeats 10]
       release((slice - 1) % stages);  // the segment's last slice; the producer is already on the next
       // LAB END
 
@@ -396,15 +385,14 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       fixup.finish_segment(
           s, segment, acc,
           [&](const float(&sum)[L::accumulators]) {
-            // LAB BEGIN: Write a whole tile (store_accumulators_staged): this consumer's 64 rows of it.
+            // LAB BEGIN store_whole_tile
             store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
                                          origin.col);
             // LAB END
           },
           tile_origin,
           [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
-            // LAB BEGIN: Write a piece of a shared fixup (store_chunk_staged): rows `half` of the piece's tile,
-            // LAB: columns 32·chunk … .
+            // LAB BEGIN store_fixup_piece
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
             // LAB END
@@ -476,9 +464,7 @@ int resident_clusters() {
 template <class Config>
 Plan plan_shape(int m, int n, int k, int resident) {
   using L = Layout<Config>;
-  // LAB BEGIN: Plan the shape with stream_k::plan_schedule<Config>: its cluster tiles (cluster_size block
-  // LAB: tiles stacked vertically, over the columns' tiles), its 64-wide k-slices, the resident clusters, and a
-  // LAB: slot of one partial per block and consumer warpgroup, L::float4s float4 per thread of a warpgroup.
+  // LAB BEGIN plan_shape
   const long long tiles_m = ceil_div(m, L::block_tile_m), tiles_n = ceil_div(n, L::block_tile_n);
   return plan_schedule<Config>(ceil_div(tiles_m, L::cluster_size) * tiles_n, int(ceil_div(k, L::block_tile_k)),
                                resident, L::cluster_size * L::consumers,

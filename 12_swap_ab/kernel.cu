@@ -148,9 +148,7 @@ struct StageDescriptors {
 template <class L>
 __device__ __forceinline__ StageDescriptors stage0_descriptors(const unsigned char* a_tile0,
                                                                const unsigned char* b_tile0, int consumer) {
-  // LAB BEGIN: The swapped operands. Build the descriptor of B's box (MN-major: the leading offset is the
-  // LAB: distance to a next 64-column box, unused with one box, the stride one atom of 8 k-rows) and the one
-  // LAB: of A's tile (K-major: leading unused, stride one atom of 8 rows).
+  // LAB BEGIN descriptors
   return {matrix_descriptor(b_tile0 + consumer * L::b_box_bytes, L::b_box_bytes, swizzle_atom_bytes),
           matrix_descriptor(a_tile0, 16, swizzle_atom_bytes)};
   // LAB END
@@ -186,8 +184,7 @@ template <int groups>
 __device__ __forceinline__ void store_transposed(const float (&v)[4 * groups], const GemmProblem<__half>& p,
                                                  long long row0, long long col0) {
   const int t = threadIdx.x % warpgroup_threads, warp = t / 32, lane = t % 32;
-  // LAB BEGIN: Store v transposed: element i of group jj (i = 2·half + e) belongs to row row0 + 8jj + 2(lane % 4)
-  // LAB: + e and column col0 + 16·warp + lane / 4 + 8·half of C; store_c only where both lie inside C.
+  // LAB BEGIN store_transposed
 #pragma unroll
   for (int jj = 0; jj < groups; ++jj) {
 #pragma unroll
@@ -309,9 +306,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     return TileOrigin{(long long)tile.row * width, (long long)tile.col * block_tile_n};
   };
 
-  // LAB BEGIN [hard, repeats 09]: The barriers, as in 09: thread 0 alone initializes, for each stage, full[stage] for
-  // LAB: 1 arrival and empty[stage] for every consumer warp (L::consumers · L::warps_per_consumer: lane 0 of each
-  // LAB: releases), then fence_barrier_init; every thread meets at __syncthreads before any uses them.
+  // LAB BEGIN barriers [hard, repeats 09]
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < stages; ++stage) {
       mbarrier_init(&full[stage], 1);                                      // the producer's arrive, plus bytes
@@ -358,14 +353,10 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           deferred_a = -1;
         };
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
-          // LAB BEGIN [hard, repeats 09]: The producer's side of the protocol, as in 09: mbarrier_wait<EmptyWait> on
-          // LAB: empty[stage] (stage for the watchdog) for the parity of the phase before: phase ^ 1 (the ring's
-          // LAB: phase flips at each wrap, below); k0 = kt·block_tile_k; then the arming and the copies.
+          // LAB BEGIN producer [hard, repeats 09]
           mbarrier_wait<EmptyWait>(&empty[stage], phase ^ 1, stage);  // first use: parity 1 counts as complete
           const int k0 = kt * block_tile_k;
-          // LAB BEGIN [easy, repeats 09]: As in 09: arm full[stage] for L::stage_bytes, then tma_load_2d of A's box
-          // LAB: at (k0, origin.row) into a_tile(stage) and of B's L::b_boxes boxes at (origin.col + j·swizzle_halves,
-          // LAB: k0) into b_tile(stage) + j·L::b_box_bytes, each completing on full[stage].
+          // LAB BEGIN arm_and_copy [easy, repeats 09]
           // A's box: width rows × 64 k (rows below M arrive as zeros); B's: 64 k × 64 columns per consumer.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
           if (deferred_a < 0)
@@ -392,7 +383,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     const int lane = threadIdx.x % 32;
     const int barrier = 1 + consumer;  // this warpgroup's named barrier
     auto release = [&](int stage) {
-      // LAB BEGIN [easy, repeats 10]: As in 10 without a cluster: lane 0 of each consumer warp arrives on empty[stage].
+      // LAB BEGIN release_stage [easy, repeats 10]
       if (lane == 0) mbarrier_arrive(&empty[stage]);
       // LAB END
     };
@@ -410,8 +401,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
 #pragma unroll
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
-        // LAB BEGIN [hard, repeats 09]: As in 09: wait until the stage is full, mbarrier_wait<FullWait> on full[stage]
-        // LAB: (stage for the watchdog) for the parity of this phase of the ring.
+        // LAB BEGIN wait_full [hard, repeats 09]
         mbarrier_wait<FullWait>(&full[stage], phase, stage);
         // LAB END
         multiply_stage<L>(acc, {stage0.b + stage * stage_step, stage0.a + stage * stage_step});

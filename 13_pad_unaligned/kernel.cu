@@ -108,9 +108,7 @@ __global__ void __launch_bounds__(PadConfig::copy_threads)
        i += (long long)gridDim.x * blockDim.x) {
     const long long row = i / chunks_per_row, col = i % chunks_per_row * halves_per_chunk;
     uint4 chunk = make_uint4(0, 0, 0, 0);  // +0.0 in every half
-    // LAB BEGIN: Fill chunk with the 8 halves of row `row` from column col on (zeros past the row's end):
-    // LAB: one 16-byte load where `from` is 16-byte aligned, load_8_halves_unaligned where its two aligned
-    // LAB: chunks lie inside [begin, end), element by element otherwise.
+    // LAB BEGIN pad_copy
     if (col < cols) {
       const __half* from = source + row * ld + col;
       const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(from), window = address & ~std::uintptr_t(15);
@@ -305,7 +303,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads, InPlaceLayout<w
         unsigned b[2];
         b[0] = pack(kk < k_left ? row[kk] : zero, kk + 1 < k_left ? row[kk + 1] : zero);
         b[1] = pack(kk + 8 < k_left ? row[kk + 8] : zero, kk + 9 < k_left ? row[kk + 9] : zero);
-        // LAB BEGIN [easy, repeats 06 08]: The products: mma_sync::mma_m16n8k16 into acc[i][j], i = 0, 1.
+        // LAB BEGIN in_place_products [easy, repeats 06 08]
 #pragma unroll
         for (int i = 0; i < 2; ++i) mma_sync::mma_m16n8k16(acc[i][j], a[i], b);
         // LAB END
@@ -314,7 +312,7 @@ __global__ void __launch_bounds__(InPlaceLayout<width>::threads, InPlaceLayout<w
   };
 
   // The pipeline: stages − 1 slices in flight while one is multiplied (07's, with cp.async groups).
-  // LAB BEGIN [hard, repeats 07]: 07's pipeline over slices kt_begin … kt_end − 1 (load, multiply, stages).
+  // LAB BEGIN in_place_pipeline [hard, repeats 07]
 #pragma unroll 1
   for (int s = 0; s < stages - 1; ++s) {
     if (kt_begin + s < kt_end) load(s, kt_begin + s);
@@ -465,9 +463,7 @@ Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
   Padding d;
   d.k8 = round_up_8(s.k);
   d.n8 = round_up_8(s.n);
-  // LAB BEGIN: The decision (README.md derives it). In place when B's rows are unaligned and M ≤ in_place_max_m;
-  // LAB: else copy A and B where their rows are unaligned, and for M above swap_ab::max_m with C's rows unaligned:
-  // LAB: the swap kernel up to K = direct_c_max_k, a staged C above (N8 columns: B copied unless N = N8).
+  // LAB BEGIN decide_padding
   if (!b_ok && s.m <= Pad::in_place_max_m) {
     d.route = Route::in_place;
   } else {
@@ -535,8 +531,7 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   __half* a_padded = reinterpret_cast<__half*>(scratch + d.a_offset);
   __half* b_padded = reinterpret_cast<__half*>(scratch + d.b_offset);
   float* c_padded = reinterpret_cast<float*>(scratch + d.c_offset);
-  // LAB BEGIN [hard]: The padded hand-off. launch_pad_copy A (rows lda apart → K8) and B (ldb → N8) where d says so,
-  // LAB: and point q at the copies; a staged C: q writes alpha·A·B (beta 0) into c_padded, N8 columns, N8 floats a row.
+  // LAB BEGIN padded_hand_off [hard]
   if (d.pad_a) {
     launch_pad_copy(p.a, p.m, p.k, p.lda, a_padded, d.k8, stream);
     q.a = a_padded;

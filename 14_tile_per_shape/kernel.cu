@@ -101,18 +101,14 @@ void launch_tile(const GemmProblem<__half>& p, cudaStream_t stream) {
 }
 
 // ---- The menu ---------------------------------------------------------------------------------------
-// One line an entry; its name is its variant's. Why each is here (README.md measures them):
+// Each entry one line of menu_items, below, with why it is there (README.md measures them).
 using tile_per_shape::Entry;
 using tile_per_shape::Work;
 // The work of an entry's busiest cluster under its plan (tile_per_shape.hpp: Work). Worker w walks
 // its unit, if any, then the whole tiles w, w + workers, … (11's Walk).
 Work busiest_cluster(const stream_k::Plan& plan, Strides strides) {
   Work work{};
-  // LAB BEGIN: The model's terms, from plan.schedule: the busiest worker's whole tiles (the tiles not split, over
-  // LAB: plan.workers), its units (units over the workers), a unit's slices (q, one more while rem > 0). slices = whole
-  // LAB: tiles · k_tiles + units · a unit's slices; segments = whole tiles + units (2 a unit when split is 0: an even
-  // LAB: deal may cross a tile's end); a fixup when units > 0; every slice off lines when lda or ldb is not a multiple
-  // LAB: of 64 halves.
+  // LAB BEGIN busiest_cluster
   const Schedule& schedule = plan.schedule;
   const long long whole_per_worker = ceil_div(schedule.tiles - schedule.sk_tiles, plan.workers);
   const long long units_per_worker = schedule.units > 0 ? ceil_div(schedule.units, plan.workers) : 0;
@@ -129,10 +125,19 @@ template <class T>
 Work work_on_this_gpu(Shape shape, Strides strides) {
   return busiest_cluster(stream_k::plan_shape<T>(shape.m, shape.n, shape.k, stream_k::resident_clusters<T>()), strides);
 }
+// An entry's name, its variant's: menu_<rows>x<cols>_c<cluster>, made from the tile itself so that
+// no list spells it again (calibration.inc prices entries by it).
 template <int rows, int cols, int cluster>
-Entry item(const char* name) {
+const char* entry_name() {
+  static const std::string name =
+      "menu_" + std::to_string(rows) + "x" + std::to_string(cols) + "_c" + std::to_string(cluster);
+  return name.c_str();
+}
+template <int rows, int cols, int cluster>
+Entry item(const char* description) {
   using T = Tile<rows, cols, cluster>;
-  return {name,
+  return {entry_name<rows, cols, cluster>(),
+          description,
           rows,
           cols,
           cluster,
@@ -142,31 +147,28 @@ Entry item(const char* name) {
           stream_k::resident_clusters<T>,
           work_on_this_gpu<T>};
 }
-// The menu's names are its entries' dimensions, and each is a variant the registration below lists
-// (the variants' list is the one the README tooling reads): a mismatch is a bug, said at first use.
-std::vector<Entry> check_names(std::vector<Entry> menu) {
-  const auto* step = find_step("14_tile_per_shape");
-  for (const Entry& e : menu) {
-    const std::string expected =
-        "menu_" + std::to_string(e.rows) + "x" + std::to_string(e.cols) + "_c" + std::to_string(e.cluster);
-    if (expected != e.name || (step && !step->has_variant(e.name)))
-      throw std::logic_error(std::string("14_tile_per_shape: menu entry ") + e.name + " is not registered as " +
-                             expected);
-  }
-  return menu;
-}
+// The menu, written once: the registration below makes each entry a variant of the step, with its
+// description, so that `--variant menu_128x256_c2` runs it and `--list-variants` lists it.
 const std::vector<Entry>& menu_items() {
-  static const std::vector<Entry> menu = check_names({
-      item<128, 256, 2>("menu_128x256_c2"),  // 11's tile: the most reuse, for the large squares
-      item<128, 256, 1>("menu_128x256_c1"),  // twice the workers: a finer last wave
-      item<128, 192, 1>("menu_128x192_c1"),  // three boxes of B: N in multiples of 192
-      item<128, 128, 2>("menu_128x128_c2"),  // half 11's tile: twice the tiles on mid-size shapes
-      item<128, 128, 1>("menu_128x128_c1"),
-      item<128, 64, 1>("menu_128x64_c1"),  // few columns (N ≤ 64: early convolution layers)
-      item<64, 256, 2>("menu_64x256_c2"),  // a quarter of 11's cluster tile: small squares, more tiles
-      item<64, 128, 1>("menu_64x128_c1"),  // a quarter of 11's block tile: mid-size squares
-      item<64, 64, 1>("menu_64x64_c1"),    // the smallest: the most tiles
-  });
+  static const std::vector<Entry> menu = {
+      // 11's tile: the most reuse, for the large squares
+      item<128, 256, 2>("128 × 256 tiles in clusters of 2 sharing B: 11's"),
+      // twice the workers: a finer last wave
+      item<128, 256, 1>("128 × 256 tiles, no cluster: twice the workers"),
+      // three boxes of B: N in multiples of 192
+      item<128, 192, 1>("128 × 192 tiles (three boxes of B), no cluster"),
+      // half 11's tile: twice the tiles on mid-size shapes
+      item<128, 128, 2>("128 × 128 tiles in clusters of 2"),
+      item<128, 128, 1>("128 × 128 tiles, no cluster"),
+      // few columns (N ≤ 64: early convolution layers)
+      item<128, 64, 1>("128 × 64 tiles, no cluster: few columns"),
+      // a quarter of 11's cluster tile: small squares, more tiles
+      item<64, 256, 2>("64 × 256 tiles (one consumer) in clusters of 2"),
+      // a quarter of 11's block tile: mid-size squares
+      item<64, 128, 1>("64 × 128 tiles (one consumer), no cluster"),
+      // the smallest: the most tiles
+      item<64, 64, 1>("64 × 64 tiles (one consumer), no cluster: the most tiles"),
+  };
   return menu;
 }
 
@@ -225,8 +227,7 @@ std::size_t choose(Shape shape, Strides strides) {
   for (std::size_t i = 0; i < menu.size(); ++i) {
     const tile_per_shape::Costs* c = costs_of(menu[i]);
     if (!c) continue;
-    // LAB BEGIN [hard]: The choice: predict entry i (tile_per_shape::predict_us of its costs and its busiest cluster's
-    // LAB: work on the shape, menu[i].work); keep the cheapest, the first of equals.
+    // LAB BEGIN choose [hard]
     const double us = tile_per_shape::predict_us(*c, menu[i].work(shape, strides));
     if (best_us < 0.0 || us < best_us) {
       best = i;
@@ -729,33 +730,24 @@ tile_per_shape::Route tile_per_shape::route_of(Shape shape, Strides strides, boo
 const tile_per_shape::Costs* tile_per_shape::costs(const Entry& e) { return costs_of(e); }
 std::size_t tile_per_shape::pick(Shape shape, Strides strides) { return choose(shape, strides); }
 
-// The step, best of menu, and each entry of the menu as a variant of its own (menu_items() checks
-// that the two lists agree). wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0.
-WORKLOG_REGISTER_STEP(
+// The step with every entry of the menu as a variant of its own, in the menu's order. An entry's
+// tile of reuse is its cluster's: the blocks of a cluster share each slice of B, so one fetch of B
+// serves rows · cluster rows of C.
+Step<__half> with_menu(Step<__half> step) {
+  for (const Entry& e : menu_items())
+    step = std::move(step).variant(e.name, e.description, e.launch, e.workspace, e.rows * e.cluster, e.cols);
+  return step;
+}
+
+// The step, best of menu, and each entry of the menu (with_menu). wgmma and setmaxnreg exist on
+// sm_90a alone: compute capability 9.0.
+WORKLOG_REGISTER_STEP(with_menu(
     Step<__half>{"14_tile_per_shape", launch_tile_per_shape<false>}
         .adds("a menu of block tiles and clusters; a model of waves, slices and fixups picks one per shape")
         .reuses_tile(256, 256)
         .needs_compute_capability(90, 90)
         .needs_workspace(tile_per_shape_workspace_bytes)
         .variant("best_of_menu", "every entry timed on the shape in the process, the fastest run: the model's bound",
-                 launch_tile_per_shape<true>, tile_per_shape_workspace_bytes)
-        .variant("menu_128x256_c2", "128 × 256 tiles in clusters of 2 sharing B: 11's", launch_tile<Tile<128, 256, 2>>,
-                 workspace_bytes<Tile<128, 256, 2>>, 256, 256)
-        .variant("menu_128x256_c1", "128 × 256 tiles, no cluster: twice the workers", launch_tile<Tile<128, 256, 1>>,
-                 workspace_bytes<Tile<128, 256, 1>>, 128, 256)
-        .variant("menu_128x192_c1", "128 × 192 tiles (three boxes of B), no cluster", launch_tile<Tile<128, 192, 1>>,
-                 workspace_bytes<Tile<128, 192, 1>>, 128, 192)
-        .variant("menu_128x128_c2", "128 × 128 tiles in clusters of 2", launch_tile<Tile<128, 128, 2>>,
-                 workspace_bytes<Tile<128, 128, 2>>, 256, 128)
-        .variant("menu_128x128_c1", "128 × 128 tiles, no cluster", launch_tile<Tile<128, 128, 1>>,
-                 workspace_bytes<Tile<128, 128, 1>>, 128, 128)
-        .variant("menu_128x64_c1", "128 × 64 tiles, no cluster: few columns", launch_tile<Tile<128, 64, 1>>,
-                 workspace_bytes<Tile<128, 64, 1>>, 128, 64)
-        .variant("menu_64x256_c2", "64 × 256 tiles (one consumer) in clusters of 2", launch_tile<Tile<64, 256, 2>>,
-                 workspace_bytes<Tile<64, 256, 2>>, 128, 256)
-        .variant("menu_64x128_c1", "64 × 128 tiles (one consumer), no cluster", launch_tile<Tile<64, 128, 1>>,
-                 workspace_bytes<Tile<64, 128, 1>>, 64, 128)
-        .variant("menu_64x64_c1", "64 × 64 tiles (one consumer), no cluster: the most tiles",
-                 launch_tile<Tile<64, 64, 1>>, workspace_bytes<Tile<64, 64, 1>>, 64, 64))
+                 launch_tile_per_shape<true>, tile_per_shape_workspace_bytes)))
 
 }  // namespace worklog

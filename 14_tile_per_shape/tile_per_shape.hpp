@@ -25,7 +25,8 @@ struct Work {
 
 // One entry of the menu: a block tile of rows × cols, clusters of `cluster` blocks, `stages` stages.
 struct Entry {
-  const char* name;  // its variant's name: menu_<rows>x<cols>_c<cluster>
+  const char* name;         // its variant's name: menu_<rows>x<cols>_c<cluster>
+  const char* description;  // its variant's description (--list-variants, the README's tables)
   int rows, cols, cluster, stages;
   Launcher<__half> launch;                     // any problem (rows TMA cannot describe: 13's path)
   WorkspaceSize workspace;                     // bytes its schedule needs for a shape

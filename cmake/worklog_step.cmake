@@ -7,6 +7,16 @@ function(worklog_build_for_sm90a target)
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>")
 endfunction()
 
+# For a test program that runs only host code yet includes Hopper kernels with a step's kernel.cu
+# (its plans played on the CPU): their device code as sm_90a PTX alone. ptxas, most of the time such a
+# file takes to compile, is left out; the step's own object compiles the same kernels to machine
+# code (and reports their warnings). Should such a program ever launch a kernel, the driver would
+# compile the PTX for the GPU.
+function(worklog_build_host_only_sm90a target)
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF)
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=compute_90a>")
+endfunction()
+
 # add_worklog_step(<directory> [HOPPER] [FALLBACK <earlier step>...] [EXTRA <name>...] [TOOL <name>...]):
 # one step = its kernel (an object library, linked into both the step's executable and the GPU tests,
 # which find it through the step registry) + the shared main(), which runs the registered step named

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -141,6 +142,10 @@ Options parse_options(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
+    if (word == "--list-variants") {
+      o.list_variants = true;
+      continue;
+    }
     if (word == "--no-check") {
       o.check = false;
       continue;
@@ -228,10 +233,30 @@ cuBLAS on the same random inputs, checks the result, and times both.
                         warm-up run; no check, no timing, no --csv
   --profile-launches N  with --profile: N launches in the profiled range, not one (default 1),
                         so that the profiler gives N samples
+  --list-variants       print what this step registers, as JSON on stdout, and exit (needs no
+                        GPU): its name, what it adds, its precision, and each --variant with
+                        its description
   --help                this text
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 does not fit in device memory,
             4 unsupported GPU, 5 CUDA/cuBLAS error, 77 no CUDA device
 )";
+}
+
+std::string json_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 const char* timing_mode_name(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "warm"; }

@@ -52,6 +52,9 @@ struct Options {
   ProfileTarget profile = ProfileTarget::none;  // not none: no check, no timing, no CSV row
   int profile_launches = 1;                     // --profile-launches: launches in the profiled range
   bool help = false;
+  // --list-variants: print the step's registration as JSON (step.hpp: registration_json) and exit,
+  // touching no GPU, so that the tooling and CI can ask a built step what it registered.
+  bool list_variants = false;
 };
 
 // Thrown for a bad command line; what() is the one-line message, without the program name.
@@ -64,6 +67,11 @@ struct UsageError {
 Options parse_options(const std::vector<std::string>& args);
 
 std::string usage_text(const std::string& program);
+
+// `text` as a JSON string, quotes included (--list-variants prints the registration as JSON): quotes,
+// backslashes and control characters escaped; other bytes, UTF-8 such as the sources' "×", as they
+// are, which JSON allows.
+std::string json_quoted(const std::string& text);
 
 // Throws UsageError, "<where>--lda must be at least K (…)", when the strides do not fit the shape.
 void check_strides(Shape shape, Strides strides, const std::string& where);

@@ -201,6 +201,10 @@ int run_registered_step(const char* name, int argc, char** argv) {
     std::fputs(usage_text(name).c_str(), stdout);
     return exit_ok;
   }
+  if (o.list_variants) {  // before any device is asked for: the tooling runs this on machines without one
+    std::fputs(registration_json(*step).c_str(), stdout);
+    return exit_ok;
+  }
   if (!step->has_variant(o.variant)) {
     std::string known;
     for (const std::string& v : step->variant_names()) known += (known.empty() ? "" : ", ") + v;

@@ -173,6 +173,12 @@ struct RegisteredStep {
 std::vector<RegisteredStep>& step_registry();
 // The registered step called `name` (a step's own name, never a variant's), or nullptr.
 const RegisteredStep* find_step(const std::string& name);
+// The step's registration as one JSON object, what `--list-variants` prints: its name, what it adds,
+// its precision, the compute capabilities it runs on, its reuse tile, and its variants in their order
+// of registration, each with its name (after the step's), description and reuse tile. The tooling
+// (plots/registrations.py, docs/check_docs.py) reads this instead of the C++ source, so that a
+// registration built in a loop (14's menu) is listed like one written out.
+std::string registration_json(const RegisteredStep& step);
 
 template <class Input>
 struct StepRegistration {

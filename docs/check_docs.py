@@ -41,7 +41,9 @@ The READMEs of the steps in PENDING_REWRITE are not read for these three. And:
 
 - README.md's generated block "ladder" starts by line LADDER_FIRST_SCREEN and has a row for every
   add_worklog_step() of CMakeLists.txt;
-- each step's README names, in code, every variant its kernel.cu registers (.variant("name", ...));
+- each step's README names, in code, every variant the step registers, as its built executable lists
+  them (`--list-variants`, read by plots/registrations.py from --bin-dir, default $WORKLOG_BIN_DIR,
+  else build/bin; without a build there, this one rule is skipped, saying so on stderr);
 - every test that common/tests/CMakeLists.txt registers (add_test(NAME ...), `gpu.${step}` read as
   `gpu.<step>`) is named, in code, on docs/testing.md.
 
@@ -57,13 +59,16 @@ FILE:LINE: what); 2 bad arguments. Python standard library only.
 """
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "common"))
+sys.path.insert(0, str(ROOT / "plots"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+import registrations  # noqa: E402  (plots/registrations.py: what a built step registers)
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -274,7 +279,6 @@ PENDING_REWRITE = set()
 LADDER = "ladder"           # README.md's generated block of one row per step
 LADDER_FIRST_SCREEN = 25    # ... which starts within its first lines
 STEP_LINE = re.compile(r"^\s*add_worklog_step\(\s*(\d\d_[a-z0-9_]+)", re.MULTILINE)
-VARIANT = re.compile(r"\.variant\(\s*\"([^\"]+)\"")
 TEST_NAME = re.compile(r"add_test\(\s*NAME\s+(\S+)")
 TESTING_PAGE = "docs/testing.md"
 
@@ -401,21 +405,39 @@ def ladder_problems(root, withheld=frozenset()):
     return found
 
 
-def variant_problems(root, withheld=frozenset()):
-    """Every variant a step's kernel.cu registers (.variant("name", ...)) is named, in code, in its README."""
+def variant_problems(root, withheld=frozenset(), bin_dir=None):
+    """Every variant a step registers, as its executable in bin_dir lists them (--list-variants), is
+    named, in code, in its README; a step that cannot be asked is a problem too. None: not checked."""
+    if bin_dir is None:
+        return []
     found = []
     for kernel in sorted(Path(root).glob("[0-9][0-9]_*/kernel.cu")):
         step = kernel.parent.name
         readme = kernel.parent / "README.md"
         if step in withheld or pending(step) or not readme.is_file():
             continue
+        try:
+            registered = registrations.read(bin_dir, step).variants
+        except registrations.RegistrationError as e:
+            found.append(f"{step}/README.md: its variants cannot be checked: {e}")
+            continue
         text = readme.read_text(encoding="utf-8")
         spans = " ".join(m.group(2) for m in CODE_SPAN.finditer(text))
-        for variant in dict.fromkeys(VARIANT.findall(kernel.read_text(encoding="utf-8"))):
+        for variant in registered:
             if not re.search(r"(?<![\w-])" + re.escape(variant) + r"(?![\w-])", spans):
-                found.append(f"{step}/README.md: the variant `{variant}` ({step}/kernel.cu registers it) is not "
+                found.append(f"{step}/README.md: the variant `{variant}` (`{step} --list-variants` lists it) is not "
                              "named in the README")
     return found
+
+
+def built_steps_folder(root, given=None):
+    """The folder of the built steps whose variants the check asks for: `given` (--bin-dir), else
+    $WORKLOG_BIN_DIR, else root/build/bin when a build is there; None when there is none to ask (a
+    checkout never built), the one case in which the variants are not checked."""
+    if given is not None or os.environ.get(registrations.BIN_DIR_VARIABLE):
+        return Path(given) if given is not None else registrations.bin_dir(root)
+    folder = registrations.bin_dir(root)
+    return folder if any(folder.glob("[0-9][0-9]_*")) else None
 
 
 def test_list_problems(root):
@@ -542,8 +564,9 @@ def mixed_cards(md, root, cards):
     return found
 
 
-def check(root):
-    """Every problem of the checkout at root, as lines to print."""
+def check(root, bin_dir=None):
+    """Every problem of the checkout at root, as lines to print; the variants are checked against the
+    built steps in bin_dir (None: not checked)."""
     root = Path(root).resolve()
     withheld = withheld_steps(root)
     found = []
@@ -557,18 +580,24 @@ def check(root):
     for md in markdown_files(root):
         found += typed_figures(md, root, published) + typed_counts(md, root) + shared_folder_mentions(md, root)
         found += mixed_cards(md, root, cards)
-    found += ladder_problems(root, withheld) + variant_problems(root, withheld) + test_list_problems(root)
+    found += ladder_problems(root, withheld) + variant_problems(root, withheld, bin_dir) + test_list_problems(root)
     return found
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to read (default: this one)")
+    parser.add_argument("--bin-dir", type=Path, help="the built step executables, asked for their variants "
+                        f"(default: ${registrations.BIN_DIR_VARIABLE}, else ROOT/build/bin when there is one)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return exit_codes.EXIT_OK if e.code == 0 else exit_codes.EXIT_BAD_ARGUMENT
-    found = check(args.root)
+    bin_dir = built_steps_folder(args.root, args.bin_dir)
+    if bin_dir is None:
+        print(f"check_docs: the steps' variants were not checked: no built steps in "
+              f"{registrations.bin_dir(args.root)} (build them, or give --bin-dir)", file=sys.stderr)
+    found = check(args.root, bin_dir)
     for line in found:
         print(line)
     if found:

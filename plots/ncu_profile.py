@@ -594,7 +594,7 @@ def main(argv=None):
         write_outputs(args, rows)
     if args.publish:
         publish(args.out, args.publish, (VARIANT_PROFILE,) if args.variants else PUBLISHED)
-        readme_blocks.refresh(args.publish, "ncu_profile")  # a checkout's plots/results: its READMEs
+        readme_blocks.refresh(args.publish, "ncu_profile", args.bin_dir)  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))

@@ -48,9 +48,9 @@ when the folder is a checkout's plots/results, its READMEs are rewritten from th
 A new block is a function of the results (a Results) returning Markdown, registered with
 @block(NAME, "its.csv", ...) (argument="what" for NAME/ARGUMENT names); it raises Missing, with a
 message, for what the results lack. A new results CSV needs nothing here to be quoted by cells.
-What a step registers (its .adds and its variants' descriptions) is read from its kernel.cu
-(plots/registrations.py), never written here again: a variant table's "what changes" column is the
-registration's text.
+What a step registers (its .adds and its variants' descriptions) is asked of its built executable
+(`--list-variants`, plots/registrations.py: --bin-dir, default $WORKLOG_BIN_DIR or build/bin), never
+written here again: a variant table's "what changes" column is the registration's text.
 
 Exit codes (common/exit_codes.hpp, read through common/exit_codes.py): 0 exit_ok, every block and
 cell is current (--check) or written (--write); 1 exit_check_failed, --check found some that differ;
@@ -103,19 +103,21 @@ class Missing(Exception):
 
 class Results:
     """The CSVs of one results folder, each read once when first asked for; and the registrations
-    of the steps of the checkout `root` (default: this one), which the blocks quote."""
+    of the steps of the checkout `root` (default: this one), which the blocks quote, as the built
+    steps in `bin_dir` print them (default: registrations.bin_dir(root))."""
 
-    def __init__(self, folder=RESULTS, root=None):
+    def __init__(self, folder=RESULTS, root=None, bin_dir=None):
         self.folder = Path(folder)
         self.root = Path(root) if root is not None else CHECKOUT
+        self.bin_dir = Path(bin_dir) if bin_dir is not None else registrations.bin_dir(self.root)
         self._read = {}
         self._registrations = {}
 
     def registration(self, step):
-        """What root/STEP/kernel.cu registers (registrations.Registration); Missing when it cannot be read."""
+        """What STEP registers, as its executable says (registrations.Registration); Missing when it cannot be asked."""
         if step not in self._registrations:
             try:
-                self._registrations[step] = registrations.read(self.root, step)
+                self._registrations[step] = registrations.read(self.bin_dir, step)
             except registrations.RegistrationError as e:
                 raise Missing(str(e)) from None
         return self._registrations[step]
@@ -1344,16 +1346,17 @@ def write_all(files, results):
     return changed
 
 
-def refresh(results_dir, who):
+def refresh(results_dir, who, bin_dir=None):
     """After `who --publish DIR`: when DIR is a checkout's plots/results (its READMEs at DIR/../..),
-    rewrite their blocks and cells from DIR. Says what it did in lines starting "<who>:"; returns
-    False when the READMEs could not be rewritten (they are then left as they were)."""
+    rewrite their blocks and cells from DIR, the steps' registrations asked of the executables in
+    bin_dir. Says what it did in lines starting "<who>:"; returns False when the READMEs could not be
+    rewritten (they are then left as they were)."""
     folder = Path(results_dir).resolve()
     root = folder.parent.parent
     if folder.name != "results" or folder.parent.name != "plots" or not (root / "README.md").is_file():
         return True
     try:
-        changed = write_all(readmes(root), Results(folder, root))
+        changed = write_all(readmes(root), Results(folder, root, bin_dir))
     except BlockError as e:
         print(f"{who}: warning: the READMEs' measured figures were not rewritten: {e}", file=sys.stderr, flush=True)
         return False
@@ -1367,8 +1370,9 @@ def refresh(results_dir, who):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default: plots/results)")
-    parser.add_argument("--root", type=Path, help="the checkout whose READMEs (and the steps' kernel.cu, which "
-                        "they quote) to read (default: RESULTS/../..)")
+    parser.add_argument("--root", type=Path, help="the checkout whose READMEs to read (default: RESULTS/../..)")
+    parser.add_argument("--bin-dir", type=Path, help="the built step executables, whose registrations the READMEs "
+                        f"quote (default: ${registrations.BIN_DIR_VARIABLE}, else ROOT/build/bin)")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--check", action="store_true", help="exit 1, saying where, when a block or cell is stale")
     what.add_argument("--write", action="store_true", help="rewrite every block and cell from the results")
@@ -1376,7 +1380,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = (args.root or args.results.resolve().parent.parent).resolve()
     files = args.files or readmes(root)
-    results = Results(args.results, root)
+    results = Results(args.results, root, args.bin_dir)
     try:
         if args.write:
             for path in write_all(files, results):

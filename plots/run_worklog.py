@@ -451,7 +451,7 @@ def run_shapes(args, started):
         return code
     if args.publish:
         publish(args.out, args.publish, SHAPES_PUBLISHED + (cublas_names.PICKS,))
-        readme_blocks.refresh(args.publish, "run_worklog")  # the README's `shapes` block among the others
+        readme_blocks.refresh(args.publish, "run_worklog", args.bin_dir)  # the README's `shapes` block among the others
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED: " + ", ".join(failed), file=sys.stderr)
@@ -492,7 +492,7 @@ def run_worklog(args):
         return code
     if args.publish:
         publish(args.out, args.publish)
-        readme_blocks.refresh(args.publish, "run_worklog")  # a checkout's plots/results: its READMEs
+        readme_blocks.refresh(args.publish, "run_worklog", args.bin_dir)  # a checkout's plots/results: its READMEs
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED verification: " + ", ".join(failed), file=sys.stderr)

@@ -6,7 +6,6 @@ beside cuBLAS's own kernel when that file is given (cublas_names.py); the per-ca
 README.md's "Shapes" section (a generated block); and peers.csv, the same rows for the worklog's
 table. Standard library only.
 """
-import math
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -157,13 +156,14 @@ def dram_fraction(row, rate_gbps):
 # --- arithmetic ----------------------------------------------------------------------------
 
 def geometric_mean(values):
-    """exp(mean(log v)) of positive values; None for none."""
+    """The geometric mean of positive values (statistics.geometric_mean); None for none, ValueError for
+    a value that is not positive (which some Python versions would take as 0)."""
     values = list(values)
     if not values:
         return None
     if any(not (v > 0) for v in values):
         raise ValueError("the geometric mean needs positive values")
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    return statistics.geometric_mean(values)
 
 
 def counted(row):

@@ -49,6 +49,7 @@ TEST_CASE("command line: defaults") {
   CHECK(o.timing == TimingMode::cold);  // the GPU's time, the operands from DRAM
   CHECK_FALSE(o.dram_fraction);
   CHECK_FALSE(o.help);
+  CHECK_FALSE(o.list_variants);
 }
 
 TEST_CASE("command line: every flag, both spellings") {
@@ -87,6 +88,8 @@ TEST_CASE("command line: every flag, both spellings") {
   CHECK(o.cublas);
   CHECK(parse_options({"--help"}).help);
   CHECK(parse_options({"-h"}).help);
+  CHECK(parse_options({"--list-variants"}).list_variants);
+  CHECK_FALSE(parse_options({"--list-variants"}).help);
   CHECK(parse_options({"--m", "2147483647"}).shape.m == INT_MAX);
   const Options no_cublas = parse_options({"--no-cublas"});
   CHECK_FALSE(no_cublas.cublas);
@@ -276,6 +279,7 @@ TEST_CASE("usage text names every flag and the exit codes") {
                            "--shapes",
                            "--time-cap",
                            "--help",
+                           "--list-variants",
                            "77 no CUDA device",
                            "--timing",
                            "cold",
@@ -283,6 +287,15 @@ TEST_CASE("usage text names every flag and the exit codes") {
                            "--dram-fraction",
                            "--profile-launches"})
     CHECK(text.find(flag) != std::string::npos);
+}
+
+TEST_CASE("JSON strings: what --list-variants prints parses as the text it quotes") {
+  CHECK(json_quoted("plain") == "\"plain\"");
+  CHECK(json_quoted("") == "\"\"");
+  CHECK(json_quoted("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  CHECK(json_quoted("a\\b") == "\"a\\\\b\"");
+  CHECK(json_quoted("tab\there\nnext") == "\"tab\\u0009here\\u000anext\"");
+  CHECK(json_quoted("128 × 256") == "\"128 × 256\"");  // UTF-8 as it is
 }
 
 TEST_CASE("exit codes: one value each, as --help and CTest know them") {

@@ -160,7 +160,11 @@ class CheckoutTest(unittest.TestCase):
         self.assertEqual(self.problems(), [])
 
     def test_the_command_line_exit_codes(self):
-        with contextlib.redirect_stdout(io.StringIO()):
+        # This tree has no build: what CTest names for the checkout's (WORKLOG_BIN_DIR) is not its.
+        unset = mock.patch.dict(check_docs.os.environ, {check_docs.registrations.BIN_DIR_VARIABLE: ""})
+        unset.start()
+        self.addCleanup(unset.stop)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(check_docs.main(["--root", str(self.root)]), 0)
         self.edit("README.md", "(#usage)", "(#nowhere)")
         with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
@@ -281,12 +285,37 @@ class RulesTest(unittest.TestCase):
         self.assertEqual(self.problems(), [])
 
     def test_every_registered_variant_is_named_in_its_readme(self):
-        write_tree(self.root, {"01_step/kernel.cu": 'WORKLOG_REGISTER_STEP(Step<float>{"01_step", f}\n'
-                                                    '  .variant("stages2", "2 stages", g)\n  .variant("wide", "w", h))\n'})
+        # The step's executable lists its variants (--list-variants); a fake one here.
+        bin_dir = self.root / "build" / "bin"
+        bin_dir.mkdir(parents=True)
+        answer = {"step": "01_step", "adds": "a step", "variants": [{"name": "stages2", "description": "2 stages"},
+                                                                    {"name": "wide", "description": "w"}]}
+        (bin_dir / "01_step.json").write_text(json.dumps(answer), encoding="utf-8")
+        (bin_dir / "01_step").write_text('#!/bin/sh\ncat "$0.json"\n', encoding="utf-8")
+        (bin_dir / "01_step").chmod(0o755)
         self.step_readme("`--variant stages2` is slower.\n")
-        self.assert_one_problem("`wide`", "01_step/kernel.cu registers it")
+        self.assertEqual(self.problems(), [])  # the build is not asked unless named
+        problems = check_docs.check(self.root, bin_dir)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("`wide` (`01_step --list-variants` lists it) is not named", problems[0])
         self.step_readme("`--variant stages2` and `wide` are slower.\n")
-        self.assertEqual(self.problems(), [])
+        self.assertEqual(check_docs.check(self.root, bin_dir), [])
+        # A step that is not built is a problem, not a pass.
+        (bin_dir / "01_step").unlink()
+        problems = check_docs.check(self.root, bin_dir)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("01_step/README.md: its variants cannot be checked:", problems[0])
+        self.assertIn("no such executable", problems[0])
+
+    def test_the_build_asked_for_the_variants(self):
+        with mock.patch.dict(check_docs.os.environ, {check_docs.registrations.BIN_DIR_VARIABLE: ""}):
+            self.assertIsNone(check_docs.built_steps_folder(self.root))  # never built: not asked
+            self.assertEqual(check_docs.built_steps_folder(self.root, Path("/b")), Path("/b"))
+            (self.root / "build" / "bin").mkdir(parents=True)
+            (self.root / "build" / "bin" / "01_step").write_text("")
+            self.assertEqual(check_docs.built_steps_folder(self.root), self.root / "build" / "bin")
+        with mock.patch.dict(check_docs.os.environ, {check_docs.registrations.BIN_DIR_VARIABLE: "/ctest/bin"}):
+            self.assertEqual(check_docs.built_steps_folder(self.root), Path("/ctest/bin"))
 
     def test_every_registered_test_has_its_line_on_the_testing_page(self):
         write_tree(self.root, {
@@ -372,6 +401,12 @@ class RepositoryTest(unittest.TestCase):
 
     def test_every_link_and_path_resolves(self):
         self.assertEqual(check_docs.check(DOCS.parent), [])
+
+    @unittest.skipUnless(check_docs.built_steps_folder(DOCS.parent),
+                         "no built steps: set WORKLOG_BIN_DIR or build into build/ (CTest sets it)")
+    def test_every_registered_variant_is_named(self):
+        self.assertEqual(check_docs.variant_problems(DOCS.parent, bin_dir=check_docs.built_steps_folder(DOCS.parent)),
+                         [])
 
     def test_every_step_readme_is_read(self):
         read = set(check_docs.markdown_files(DOCS.parent))

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ from .cases import parse_cases
 from .release import source_commit
 from .rubric import performance_size
 from .steps import KERNEL, RELEASE_RECORD, region_files, repository_files
+from .tasks import load_tasks
 
 # Every exit code, the step executables' and grade's own, is the worklog's (common/exit_codes.hpp,
 # read by common/exit_codes.py): grade exits with exit_unsupported_gpu and exit_no_device meaning
@@ -335,12 +337,6 @@ def other_gpu_processes():
     return found
 
 
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
-
-
 def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=other_gpu_processes, size=None):
     """Submission and reference solution alternately, rubric rounds each, one process per run, at
     `size`: the step's performance shape (rubric.performance_size; default performance.size).
@@ -387,7 +383,7 @@ def measure_step(submission_exe, reference_exe, rubric, scratch, timeout, busy=o
     result["cublas_tflops"] = max(cublas) if cublas else None
     if shares["submission"] and shares["reference"] and len(shares["submission"]) == len(sub) \
             and len(shares["reference"]) == len(ref):
-        result["ratio"] = median(shares["submission"]) / median(shares["reference"])
+        result["ratio"] = statistics.median(shares["submission"]) / statistics.median(shares["reference"])
     elif sub and ref:
         result["ratio"] = max(sub) / max(ref)
     result["submission_check"] = "PASS" if checks and all(c == "PASS" for c in checks) else "FAIL"
@@ -419,8 +415,9 @@ def handout_of(reference, step, level, self_check, handed_out=None):
             return None
         return found or None
     handed_out = [step] if handed_out is None else handed_out
+    tasks = load_tasks(reference, step)
     return {path: integrity.handout_todos((Path(reference) / path).read_text(encoding="utf-8"), path, level,
-                                          handed_out)
+                                          handed_out, tasks)
             for path in region_files(reference, step)}
 
 

@@ -39,10 +39,11 @@ class ToolMissing(Exception):
     """nm is not installed: the symbol check cannot run."""
 
 
-def handout_todos(text, path, level, handed_out=()):
+def handout_todos(text, path, level, handed_out=(), tasks=None):
     """(lines of the handout's kernel.cu, [(first line, number of lines) of each TODO block]) for
-    the solution text of a step at `level`, in a release of the steps `handed_out`."""
-    lines, todos = markers.released_lines(text, path, level, handed_out)
+    the solution text of a step at `level`, in a release of the steps `handed_out`; `tasks`, the
+    step's (tasks.load_tasks), give each TODO its lines."""
+    lines, todos = markers.released_lines(text, path, level, handed_out, tasks)
     return lines, [(line, len(region.todo_lines())) for line, region in todos]
 
 
@@ -75,7 +76,7 @@ def changed_outside_todos(handout_lines, todos, submission_text, name="the hando
     # LAB marker lines are comments: the solution tree keeps those of the regions a release at this
     # level does not blank, and a student may leave any; they are not compared.
     submitted = [line.rstrip() for line in submission_text.splitlines()
-                 if not (markers.BEGIN.match(line) or markers.CONTINUATION.match(line) or markers.END.match(line))]
+                 if not (markers.BEGIN.match(line) or markers.END.match(line))]
     # The handout's given parts: the lines between the TODO blocks, each with its first line number.
     segments, previous = [], 1
     for first, count in todos:

@@ -1,17 +1,21 @@
 """LAB regions: the part of a step's kernel.cu that a student writes.
 
-A region is marked in the solution with comment lines of their own:
+A region is marked in the solution with comment lines of their own, which name it:
 
-    // LAB BEGIN: what to write (one line)
-    // LAB: optional further lines of the instruction, right after BEGIN
+    // LAB BEGIN row_sum
     ...the solution...
     // LAB END
 
-A region has a difficulty level, named in brackets before the colon; without one it is the easiest:
+What the student is asked to write there, the region's task, is not in the kernel (a reader of the
+kernel reads code, not the course's instructions): it is the paragraph under `## row_sum` in the
+course's file of the step, lab/tasks/<step>.md (tasks.py), and a release puts it behind the TODO
+that replaces the region. A name is lower case letters, digits and _, once per step.
 
-    // LAB BEGIN [hard]: Write the pipeline loop: ...
+A region has a difficulty level, named in brackets after its name; without one it is the easiest:
+
+    // LAB BEGIN pipeline_loop [hard]
     ...
-      // LAB BEGIN: Copy one slice of A and B into stage s.     (an easy region inside the hard one)
+      // LAB BEGIN copy_slice                (an easy region inside the hard one)
       ...
       // LAB END
     ...
@@ -32,7 +36,7 @@ other names; 08 keeps 07's pipeline). A release of the later step alone leaves t
 the earlier step is in the copy with its solution anyway. Handed out together with the earlier step,
 the later step's copy would give that solution away, so the code is marked as repeating it:
 
-    // LAB BEGIN [easy, repeats 09 10]: As in 10: arm full[s] for the stage's bytes, ...
+    // LAB BEGIN arm_and_copy [easy, repeats 09 10]          (its task: "As in 10: arm full[s] ...")
     ...
     // LAB END
 
@@ -47,9 +51,12 @@ from dataclasses import dataclass, field
 LEVELS = ("easy", "medium", "hard")
 DEFAULT_LEVEL = LEVELS[0]
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN(?:[ \t]*\[(?P<tag>[^\]]*)\])?:(?P<text>.*)$")
-CONTINUATION = re.compile(r"^[ \t]*// LAB:(?P<text>.*)$")
+NAME = re.compile(r"[a-z][a-z0-9_]*")  # a region's name: its task's heading in lab/tasks/<step>.md
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)// LAB BEGIN[ \t]+(?P<name>[a-z][a-z0-9_]*)(?:[ \t]+\[(?P<tag>[^\]]*)\])?[ \t]*$")
 END = re.compile(r"^[ \t]*// LAB END[ \t]*$")
+# The markers of kits before the tasks moved out of the kernels: the instruction on the BEGIN line
+# and on "// LAB:" lines after it. Refused, with where the text goes now.
+OLD_MARKER = re.compile(r"//\s*LAB(?:\s+BEGIN\b[^\n]*:|:)")
 # Anything that looks like a marker: a comment whose text starts with the word LAB.
 LOOKS_LIKE_MARKER = re.compile(r"//\s*LAB\b")
 
@@ -107,14 +114,15 @@ def check_level(level, where="--level"):
 @dataclass
 class Region:
     path: str          # as given to parse_regions, for messages
-    begin_line: int    # 1-based line of "// LAB BEGIN:"
+    begin_line: int    # 1-based line of "// LAB BEGIN"
     end_line: int      # 1-based line of "// LAB END"
     indent: str
-    instruction: list = field(default_factory=list)  # the BEGIN text, then each "// LAB:" line
+    name: str = ""     # its task's name (lab/tasks/<step>.md)
+    instruction: list = field(default_factory=list)  # its task's lines, when parsed with the step's tasks
     solution: list = field(default_factory=list)     # the code lines inside the region (markers of inner regions left out)
     level: str = DEFAULT_LEVEL
     inner: list = field(default_factory=list)        # the regions directly inside this one
-    marker_lines: int = 0                            # BEGIN and "// LAB:" lines (END is one more)
+    marker_lines: int = 0                            # the BEGIN line (END is one more)
     solution_lines: list = field(default_factory=list)  # the 1-based line in the file of each solution line
     repeats: tuple = ()  # a repeat region: the earlier steps whose solution it repeats (as the marker names them)
 
@@ -125,6 +133,8 @@ class Region:
 
     def todo_lines(self):
         """The student's version of the region: the instruction behind a TODO."""
+        if not self.instruction:  # parsed without its step's tasks: a bug of the caller, not of the file
+            raise MarkerError(self.path, self.begin_line, f"the region '{self.name}' was read without its task")
         pad = self.indent + "//" + " " * (len(TODO) - 2)
         return [self.indent + TODO + self.instruction[0]] + [pad + more for more in self.instruction[1:]]
 
@@ -135,14 +145,15 @@ class Region:
             yield from region.walk()
 
 
-def parse_regions(text, path):
-    """The outermost regions of one file, in order (each with the regions inside it in .inner).
-    Raises MarkerError on the first malformed marker."""
+def parse_regions(text, path, tasks=None):
+    """The outermost regions of one file, in order (each with the regions inside it in .inner), each
+    with its task's lines from `tasks` (tasks.Tasks of the file's step; None: names only). Raises
+    MarkerError on the first malformed marker, a name given twice, or a region `tasks` has no task for."""
     regions = []
-    open_regions = []         # the regions open at this line, outermost first
-    instruction_open = False  # "// LAB:" lines may follow BEGIN until the first other line
+    open_regions = []  # the regions open at this line, outermost first
+    named = {}         # {name: its BEGIN line}
     for number, line in enumerate(text.splitlines(), start=1):
-        begin, continuation, end = BEGIN.match(line), CONTINUATION.match(line), END.match(line)
+        begin, end = BEGIN.match(line), END.match(line)
         current = open_regions[-1] if open_regions else None
         if begin:
             try:
@@ -153,23 +164,21 @@ def parse_regions(text, path):
                 raise MarkerError(path, number, f"a {level} region inside the {current.level} region opened at line "
                                                 f"{current.begin_line} (regions nest only when the inner one is easier; "
                                                 "close it with // LAB END first)")
-            instruction = begin.group("text").strip()
-            if not instruction:
-                raise MarkerError(path, number, "LAB BEGIN needs an instruction: // LAB BEGIN: <what to write>")
-            region = Region(path, number, 0, begin.group("indent"), [instruction], level=level, marker_lines=1,
+            name = begin.group("name")
+            if name in named:
+                raise MarkerError(path, number, f"the region name '{name}' is used twice (also at line {named[name]}); "
+                                                "each region names its own task")
+            named[name] = number
+            instruction = []
+            if tasks is not None:
+                if name not in tasks:
+                    raise MarkerError(path, number, f"the region '{name}' has no task in {tasks.path} (a '## {name}' "
+                                                    "heading and the paragraph that says what to write)")
+                instruction = list(tasks[name])
+            region = Region(path, number, 0, begin.group("indent"), name, instruction, level=level, marker_lines=1,
                             repeats=repeats)
             (current.inner if current else regions).append(region)
             open_regions.append(region)
-            instruction_open = True
-        elif continuation:
-            if not (current and instruction_open):
-                raise MarkerError(path, number, "a '// LAB:' line continues an instruction, so it must follow "
-                                                "// LAB BEGIN or another '// LAB:' line")
-            more = continuation.group("text").strip()
-            if not more:
-                raise MarkerError(path, number, "empty '// LAB:' line")
-            current.instruction.append(more)
-            current.marker_lines += 1
         elif end:
             if not current:
                 raise MarkerError(path, number, "LAB END without a LAB BEGIN before it")
@@ -177,16 +186,18 @@ def parse_regions(text, path):
                 raise MarkerError(path, number, f"the region opened at line {current.begin_line} is empty")
             current.end_line = number
             open_regions.pop()
-            instruction_open = False
+        elif OLD_MARKER.search(line):
+            raise MarkerError(path, number, "an instruction in the kernel: a region's task is in lab/tasks/<step>.md, "
+                                            "under '## <name>', and its marker only names it: '// LAB BEGIN <name>' "
+                                            "or '// LAB BEGIN <name> [level]'")
         elif LOOKS_LIKE_MARKER.search(line):
-            raise MarkerError(path, number, "not a LAB marker: markers are whole lines, exactly '// LAB BEGIN: "
-                                            "<instruction>', '// LAB BEGIN [level]: <instruction>', '// LAB: <more "
-                                            "instruction>' or '// LAB END'")
+            raise MarkerError(path, number, "not a LAB marker: markers are whole lines, exactly '// LAB BEGIN <name>', "
+                                            "'// LAB BEGIN <name> [level]' or '// LAB END' (a name: lower case, "
+                                            "digits, _)")
         else:
             for region in open_regions:
                 region.solution.append(line)
                 region.solution_lines.append(number)
-            instruction_open = False
     if open_regions:
         raise MarkerError(path, open_regions[-1].begin_line, "LAB BEGIN is never closed by a // LAB END")
     return regions
@@ -217,12 +228,12 @@ def levels_in(regions):
     return [level for level in LEVELS if level in used]
 
 
-def released_lines(text, path, level=DEFAULT_LEVEL, handed_out=()):
+def released_lines(text, path, level=DEFAULT_LEVEL, handed_out=(), tasks=None):
     """(the lines of the file as a release at `level` of the steps `handed_out` hands it out,
     [(line of each TODO in them, its region)]). Every marker line is gone: a blanked region becomes
-    its TODO, a harder one (or a repeat region whose steps are not handed out) keeps its code.
-    Raises MarkerError."""
-    regions = parse_regions(text, path)
+    its TODO, its task from `tasks` (the step's, tasks.load_tasks), a harder one (or a repeat region
+    whose steps are not handed out) keeps its code. Raises MarkerError."""
+    regions = parse_regions(text, path, tasks)
     lines = text.splitlines()
     replaced = {r.begin_line: r for r in blanked_regions(regions, level, handed_out)}
     marker_lines = set()
@@ -244,9 +255,9 @@ def released_lines(text, path, level=DEFAULT_LEVEL, handed_out=()):
     return out, todos
 
 
-def student_version(text, path, level=DEFAULT_LEVEL, handed_out=()):
+def student_version(text, path, level=DEFAULT_LEVEL, handed_out=(), tasks=None):
     """(the file as a release at `level` of the steps `handed_out` hands it out, the regions it
-    blanks). Raises MarkerError."""
-    out, todos = released_lines(text, path, level, handed_out)
+    blanks, each TODO with its task from `tasks`). Raises MarkerError."""
+    out, todos = released_lines(text, path, level, handed_out, tasks)
     trailing_newline = "\n" if text.endswith("\n") else ""
     return "\n".join(out) + trailing_newline, [region for _, region in todos]

@@ -15,6 +15,7 @@ from .rubric import sizes_text
 from .steps import SOURCE_SUFFIXES
 from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, check_repeats, discover_steps, later_steps,
                     region_files, registrations, repository_files, without_registrations)
+from .tasks import load_tasks, tasks_path
 
 # Lines that carry no solution however often they appear: punctuation, pragmas, barriers, and loop
 # or branch headers without a statement (if constexpr too). Everything else inside a region must not survive.
@@ -118,9 +119,10 @@ def student_files(root, steps, level=markers.DEFAULT_LEVEL):
     for step in steps:
         check_repeats(root, step)
         result[step] = {}
+        tasks = load_tasks(root, step)
         for path in region_files(root, step):
             text = (Path(root) / path).read_text(encoding="utf-8")
-            lines, todos = markers.released_lines(text, path, level, steps)
+            lines, todos = markers.released_lines(text, path, level, steps, tasks)
             student = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
             result[step][path] = (student, [region for _, region in todos], todos)
     return result
@@ -145,8 +147,9 @@ class Plan:
                 raise UsageError(f"{step} hands shapes to {fallback} (FALLBACK), which this copy leaves out: "
                                  f"keep {fallback} too, or leave {step} out")
         self.cmake = without_registrations(self.root, self.withheld)
+        # A step left out takes its tasks with it (lab/tasks/<step>.md): they describe code the copy lacks.
         self.paths = repository_files(self.root, exclude=tuple(exclude) + NOT_RELEASED
-                                      + tuple(Path(s) for s in self.withheld))
+                                      + tuple(Path(s) for s in self.withheld) + tuple(tasks_path(s) for s in self.withheld))
         self.regions = [r for files in self.kernels.values() for _, rs, _ in files.values() for r in rs]
         hopper = [s for s in steps if s in registered and registered[s].hopper]
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .markers import MarkerError, all_regions, names_step, parse_regions
+from .tasks import load_tasks
 
 STEP_DIRECTORY = re.compile(r"^\d{2}_[A-Za-z0-9_]+$")
 KERNEL = "kernel.cu"
@@ -101,12 +102,25 @@ def step_sources(root, step):
 
 def region_files(root, step):
     """{relative path: its outermost regions} of each source file of the step that has regions, in
-    step_sources order (MarkerError when a marker is malformed)."""
-    found = {}
+    step_sources order, each region with its task from lab/tasks/<step>.md (tasks.py). MarkerError
+    when a marker is malformed, a name is used twice in the step, a region has no task, or, in a step
+    that has regions, a task names none."""
+    found, named = {}, {}
+    tasks = load_tasks(root, step)
     for path in step_sources(root, step):
-        regions = parse_regions((Path(root) / path).read_text(encoding="utf-8"), path)
+        regions = parse_regions((Path(root) / path).read_text(encoding="utf-8"), path, tasks)
+        for region in all_regions(regions):
+            if region.name in named:
+                raise MarkerError(path, region.begin_line, f"the region name '{region.name}' is used twice in {step} "
+                                                           f"(also at {named[region.name]}); each names its own task")
+            named[region.name] = f"{path}:{region.begin_line}"
         if regions:
             found[path] = regions
+    if found:  # a handed-out step of a student copy has no regions left, and its tasks stay for reading
+        for name in tasks.texts:
+            if name not in named:
+                raise MarkerError(tasks.path, tasks.lines[name], f"no region of {step} is named '{name}' (// LAB BEGIN "
+                                                                 f"{name}): a task for a region that is gone?")
     return found
 
 
@@ -162,7 +176,8 @@ def resolve_steps(root, spec, require_regions=True):
         for step in chosen:
             if not regions_of(root, step):
                 raise UsageError(f"{step} has no LAB regions in {step}/: nothing to hand out or grade "
-                                 "(mark the student's part with // LAB BEGIN: <instruction> ... // LAB END)")
+                                 "(mark the student's part with // LAB BEGIN <name> ... // LAB END, and write its "
+                                 "task under '## <name>' in lab/tasks/<step>.md)")
     return chosen
 
 

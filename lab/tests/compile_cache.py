@@ -3,6 +3,7 @@
 
     CMAKE_CUDA_COMPILER_LAUNCHER=compile_cache.py CMAKE_CXX_COMPILER_LAUNCHER=compile_cache.py \
     COMPILE_CACHE_DIR=DIR cmake ...
+    compile_cache.py --seed BUILD_DIR          (COMPILE_CACHE_DIR=DIR: store BUILD_DIR's objects)
 
 CMake runs `compile_cache.py COMPILER ARGS...` for every compilation. Every release of the worklog
 is a tree of its own that shares most of its files with the others (the harness, the earlier steps'
@@ -12,7 +13,9 @@ source, the same headers. This reuses their objects, as ccache does in its "dire
 - the key is the command line and the text of the source file and of any response file it names
   (--options-file), with the tree's root and the build folder's written as placeholders (a tree's
   root is the folder above the source that holds CMakePresets.json; the build folder is the one
-  above the working directory that holds CMakeCache.txt), so that two trees give the same key;
+  above the working directory that holds CMakeCache.txt), so that two trees give the same key; the
+  flags that only name the dependency file (-MD, -MT x, -MF x) are left out of it, as CMake leaves
+  them out of compile_commands.json;
 - a key can have several entries: the headers a compilation read (its -MF dependency file, which
   CMake asks for), each with the SHA-256 of its text when it lies in the tree. An entry is used
   only when every such header has that text in this tree too; then its object and dependency
@@ -20,17 +23,28 @@ source, the same headers. This reuses their objects, as ccache does in its "dire
 - otherwise the compiler runs, and its result is stored as a new entry.
 
 Headers outside the tree (the CUDA Toolkit's, the system's) are taken as unchanged during a test.
-Python standard library only; the test that uses it checks that a second build of the same tree
-is all hits (test_build.py).
+
+--seed BUILD_DIR stores the objects an existing build compiled (the one CTest runs lab.build from),
+read from its compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS) and the dependency file beside
+each object (OBJECT.d, which CMake has the compiler write), under the key the launcher computes for
+the same compilation in another tree. An object older than its source, a header it read, or its
+target's flags (flags.make, else compile_commands.json) is left out: it may not be what the command
+makes now. A release's file that differs from the build's, or a flag that does (the releases build
+for sm_90 alone; the build may be for more), simply misses. Python standard library only; the
+tests that use it check that a second build of the same tree is all hits (test_build.py).
 """
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 
 TREE, BUILD = "@TREE@", "@BUILD@"
 
@@ -77,6 +91,51 @@ def dependency_paths(depfile_text):
     return [d for d in deps.replace("\\ ", "\0").split() if d]
 
 
+def key_arguments(args):
+    """The arguments that make the object: all but -MD, -MT x and -MF x, which name the dependency
+    file and its target."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-MT", "-MF"):
+            skip = True
+        elif arg != "-MD":
+            kept.append(arg)
+    return kept
+
+
+def cache_folder(cache, compiler, cwd, args, source, paths):
+    """The folder of a compilation's entries: named by its key (the module docstring)."""
+    key_parts = [compiler, paths.hide(str(cwd)), *(paths.hide(a) for a in key_arguments(args)),
+                 sha256(source.read_bytes())]
+    response = option_value(args, "--options-file")
+    if response:
+        key_parts.append(paths.hide((Path(cwd) / response).read_text(encoding="utf-8", errors="replace")))
+    return Path(cache) / sha256("\0".join(key_parts).encode())[:40]
+
+
+def store(folder, object_path, depfile_text, paths, cwd):
+    """Stores one entry: the object and its dependency file, with the digest of each header in the
+    tree or the build folder. Raises OSError."""
+    headers = {}
+    for dep in dependency_paths(depfile_text):
+        dep_path = Path(dep) if Path(dep).is_absolute() else Path(cwd) / dep
+        hidden = paths.hide(str(dep_path))
+        if hidden != str(dep_path):  # in the tree or the build folder: its text must match
+            headers[hidden] = sha256(dep_path.read_bytes())
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".new-"))
+    shutil.copyfile(object_path, staging / "object")
+    (staging / "entry.json").write_text(json.dumps({"headers": headers, "depfile": paths.hide(depfile_text)}),
+                                        encoding="utf-8")
+    target = folder / sha256(json.dumps(headers, sort_keys=True).encode())[:16]
+    if target.exists():
+        shutil.rmtree(staging)  # the same entry, stored before
+    else:
+        os.replace(staging, target)
+
+
 def note(cache, word, source):
     """One line per compilation in COMPILE_CACHE_DIR/log: hit or miss, and the source."""
     try:
@@ -87,11 +146,20 @@ def note(cache, word, source):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print("compile_cache.py: error: usage: compile_cache.py COMPILER ARGS...", file=sys.stderr)
-        return 2
-    compiler, args = argv[1], argv[2:]
+    if len(argv) < 2 or (argv[1] == "--seed" and (len(argv) != 3 or not os.environ.get("COMPILE_CACHE_DIR"))):
+        print("compile_cache.py: error: usage: compile_cache.py COMPILER ARGS..., or COMPILE_CACHE_DIR=DIR "
+              "compile_cache.py --seed BUILD_DIR", file=sys.stderr)
+        return exit_codes.EXIT_BAD_ARGUMENT
     cache = os.environ.get("COMPILE_CACHE_DIR")
+    if argv[1] == "--seed":
+        try:
+            stored, left_out = seed(cache, argv[2])
+        except (OSError, ValueError) as e:
+            print(f"compile_cache.py: error: cannot seed from {argv[2]}: {e}", file=sys.stderr)
+            return exit_codes.EXIT_BAD_ARGUMENT
+        print(f"compile_cache.py: {stored} object(s) of {argv[2]} stored, {left_out} left out")
+        return 0
+    compiler, args = argv[1], argv[2:]
     output, depfile = option_value(args, "-o"), option_value(args, "-MF")
     sources = [a for a in args if a.endswith((".cu", ".cpp", ".cc", ".c")) and Path(a).is_file()]
     if not cache or not output or not depfile or len(sources) != 1:
@@ -99,12 +167,7 @@ def main(argv):
     cwd = Path.cwd()
     source = Path(sources[0]) if Path(sources[0]).is_absolute() else cwd / sources[0]
     paths = Paths(find_upwards(source.parent, "CMakePresets.json"), find_upwards(cwd, "CMakeCache.txt"))
-
-    key_parts = [compiler, paths.hide(str(cwd)), *(paths.hide(a) for a in args), sha256(source.read_bytes())]
-    response = option_value(args, "--options-file")
-    if response:
-        key_parts.append(paths.hide((cwd / response).read_text(encoding="utf-8", errors="replace")))
-    folder = Path(cache) / sha256("\0".join(key_parts).encode())[:40]
+    folder = cache_folder(cache, compiler, cwd, args, source, paths)
 
     for entry in sorted(folder.glob("*/entry.json")) if folder.is_dir() else []:
         try:
@@ -124,22 +187,48 @@ def main(argv):
     if code != 0:
         return code
     try:
-        depfile_text = (cwd / depfile).read_text(encoding="utf-8")
-        headers = {}
-        for dep in dependency_paths(depfile_text):
-            dep_path = Path(dep) if Path(dep).is_absolute() else cwd / dep
-            hidden = paths.hide(str(dep_path))
-            if hidden != str(dep_path):  # in the tree or the build folder: its text must match
-                headers[hidden] = sha256(dep_path.read_bytes())
-        folder.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=folder, prefix=".new-"))
-        shutil.copyfile(cwd / output, staging / "object")
-        (staging / "entry.json").write_text(json.dumps({"headers": headers, "depfile": paths.hide(depfile_text)}),
-                                            encoding="utf-8")
-        os.replace(staging, folder / sha256(json.dumps(headers, sort_keys=True).encode())[:16])
+        store(folder, cwd / output, (cwd / depfile).read_text(encoding="utf-8"), paths, cwd)
     except OSError:
         pass  # a cache that cannot be written costs time, not correctness
     return 0
+
+
+def flags_file(cwd, output):
+    """The file whose change makes CMake recompile `output`: its target's flags.make (Makefiles),
+    else None."""
+    for folder in (Path(cwd) / output).parents:
+        if folder.name.endswith(".dir"):
+            return folder / "flags.make" if (folder / "flags.make").is_file() else None
+    return None
+
+
+def seed(cache, build_dir):
+    """Stores the up-to-date objects of the build in build_dir (the module docstring); returns
+    (stored, left out). Raises OSError when build_dir has no compile_commands.json."""
+    listing = Path(build_dir) / "compile_commands.json"
+    entries = json.loads(listing.read_text(encoding="utf-8"))
+    stored = left_out = 0
+    for entry in entries:
+        try:
+            words = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
+            compiler, args, cwd = words[0], words[1:], Path(entry["directory"])
+            output = option_value(args, "-o")
+            source = Path(entry["file"]) if Path(entry["file"]).is_absolute() else cwd / entry["file"]
+            obj, depfile = cwd / output, cwd / (output + ".d")
+            depfile_text = depfile.read_text(encoding="utf-8")
+            made = obj.stat().st_mtime_ns
+            flags = flags_file(cwd, output) or listing
+            inputs = [source, flags] + [Path(d) if Path(d).is_absolute() else cwd / d
+                                        for d in dependency_paths(depfile_text)]
+            if any(path.stat().st_mtime_ns > made for path in inputs):
+                left_out += 1  # built before its source, a header or its flags changed
+                continue
+            paths = Paths(find_upwards(source.parent, "CMakePresets.json"), find_upwards(cwd, "CMakeCache.txt"))
+            store(cache_folder(cache, compiler, cwd, args, source, paths), obj, depfile_text, paths, cwd)
+            stored += 1
+        except (OSError, KeyError, TypeError, ValueError, IndexError):
+            left_out += 1  # an entry without an object or a dependency file beside it (not yet built)
+    return stored, left_out
 
 
 if __name__ == "__main__":

@@ -475,7 +475,7 @@ def fake_kernel(tflops, ignores_beta=False, body=None):
 beta=0; csv=""
 while [ $# -gt 0 ]; do case "$1" in --beta) beta="$2"; shift ;; --csv) csv="$2"; shift ;; esac; shift; done
 : <<'MARK'
-// LAB BEGIN: Check beta and write the CSV row.
+// LAB BEGIN check_and_write
 MARK
 {body}
 : <<'MARK'
@@ -485,6 +485,9 @@ exit 0
 """
 
 
+FAKE_TASKS = "## check_and_write\n\nCheck beta and write the CSV row.\n"
+
+
 class EndToEndWithFakesTest(TemporaryFolderTest):
     def setUp(self):
         super().setUp()
@@ -492,6 +495,8 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
         files = {"CMakeLists.txt": FAKE_PROJECT, "gpu_tests/kernel.cu": FAKE_GPU_TESTS,
                  "02_fake/kernel.cu": fake_kernel(10), "04_fake/kernel.cu": fake_kernel(20),
                  "05_fake/kernel.cu": fake_kernel(30)}
+        for step in ("02_fake", "04_fake", "05_fake"):  # each region's task (labkit/tasks.py)
+            files[f"lab/tasks/{step}.md"] = FAKE_TASKS
         write_tree(self.reference, files)
         # Only kernels are taken: the submission's CMakeLists.txt would break the build if it were used.
         submitted = {"CMakeLists.txt": "this is not CMake\n", "02_fake/kernel.cu": fake_kernel(9.5),

@@ -10,6 +10,7 @@ import unittest
 from lab_test_support import TemporaryFolderTest, write_tree
 
 from labkit import grading, integrity, release  # noqa: E402
+from labkit.tasks import parse_tasks  # noqa: E402
 from labkit.rubric import load_rubric  # noqa: E402
 
 SOLUTION = """\
@@ -17,21 +18,23 @@ SOLUTION = """\
 namespace {
 __global__ void k(float* c, const float* a) {
   float acc = 0.0f;
-  // LAB BEGIN: Sum the row of A into acc.
+  // LAB BEGIN row_sum
   for (int i = 0; i < 8; ++i) acc += a[i];
   // LAB END
   c[0] = acc;
-  // LAB BEGIN [hard]: Scale and store.
-  // LAB: Use alpha.
+  // LAB BEGIN scale [hard]
   c[1] = acc * 2.0f;
   // LAB END
 }
 }  // namespace
 """
+# The regions' tasks (labkit/tasks.py): the second is two lines.
+TASKS_FILE = "## row_sum\n\nSum the row of A into acc.\n\n## scale\n\nScale and store.\nUse alpha.\n"
+TASKS = parse_tasks(TASKS_FILE, "lab/tasks/01_x.md")
 
 
 def handout(level="easy"):
-    return integrity.handout_todos(SOLUTION, "01_x/kernel.cu", level)
+    return integrity.handout_todos(SOLUTION, "01_x/kernel.cu", level, tasks=TASKS)
 
 
 def submission(*replacements):
@@ -96,7 +99,8 @@ class TodosOnlyTest(unittest.TestCase):
 class HandoutRecordTest(TemporaryFolderTest):
     def test_a_release_records_its_handout_and_self_grading_reads_it(self):
         source = self.tmp / "source"
-        write_tree(source, {"01_x/kernel.cu": SOLUTION, "CMakeLists.txt": "add_worklog_step(01_x)\n"})
+        write_tree(source, {"01_x/kernel.cu": SOLUTION, "lab/tasks/01_x.md": TASKS_FILE,
+                            "CMakeLists.txt": "add_worklog_step(01_x)\n"})
         copy = self.tmp / "copy"
         release.release(source, ["01_x"], copy, load_rubric(), level="hard")
         record = json.loads((copy / "lab" / "released.json").read_text())

@@ -27,7 +27,7 @@ import os
 import subprocess
 import unittest
 
-from lab_test_support import REPOSITORY
+from lab_test_support import REPOSITORY, TemporaryFolderTest, executable, write_tree
 
 from labkit import markers  # noqa: E402  (after lab_test_support, which puts lab/ on the path)
 from labkit.rubric import load_rubric, performance_size  # noqa: E402
@@ -42,14 +42,14 @@ EVERY_SHAPE = {f"{n:02d}" for n in range(1, 9)}
 # can do; correctness cases run them (gpu_tests' standard cases, which the grader runs for every step).
 NOT_TIMED = {
     "11_stream_k": {
-        "add_later_partials (a split tile fixed up alone)":
+        "add_later_partials":
             "11's rule cuts every split tile of a shape into the same number of parts, so a shape has its "
             "split tiles either fixed up alone (2 parts or fewer) or shared; the shape times the shared fixup",
     },
     "13_pad_unaligned": {
-        "in-place products (repeats 06 08)": "the in-place route (few rows, B unaligned) copies nothing, so no "
-                                             "shape runs it together with the copy and the hand-off",
-        "in-place pipeline (repeats 07)": "as the in-place products",
+        "in_place_products": "the in-place route (few rows, B unaligned) copies nothing, so no shape runs it "
+                             "together with the copy and the hand-off",
+        "in_place_pipeline": "as the in-place products",
     },
 }
 TILE_MODEL = REPOSITORY / "plots" / "results" / "tile_model.csv"
@@ -82,10 +82,10 @@ def performance_shape_problems(rubric, root=REPOSITORY, routes=ROUTES):
         if route is None:
             problems.append(f"{where}: lab_routes does not know {step}: add its routes to common/tests/lab_routes/")
             continue
-        regions = markers.all_regions(regions_of(root, step))
-        if len(route["regions"]) != len(regions):
-            problems.append(f"{where}: lab_routes names {len(route['regions'])} LAB regions, the step's files hold "
-                            f"{len(regions)}: update common/tests/lab_routes/step_{step[:2]}.cu")
+        names = [r.name for r in markers.all_regions(regions_of(root, step))]
+        if [r["name"] for r in route["regions"]] != names:
+            problems.append(f"{where}: lab_routes names the LAB regions {', '.join(r['name'] for r in route['regions'])}; "
+                            f"the step's files mark {', '.join(names)}: update common/tests/lab_routes/step_{step[:2]}.cu")
         for region in route["regions"]:
             if not region["runs"] and region["name"] not in NOT_TIMED.get(step, {}):
                 problems.append(f"{where}: the route is {route['route']}, where the region "
@@ -96,6 +96,23 @@ def performance_shape_problems(rubric, root=REPOSITORY, routes=ROUTES):
                     problems.append(f"{where}: the model picks {route['pick']}, as it does {blank.replace('_', ' ')}: "
                                     "a student's choice would not change the speed")
     return problems
+
+
+class RegionNamesTest(TemporaryFolderTest):
+    def test_lab_routes_names_the_regions_as_their_markers_do(self):
+        """lab_routes reports each region by its marker's name; another list (a region renamed, added or
+        gone without lab_routes knowing) is a problem, named."""
+        write_tree(self.tmp, {"09_x/kernel.cu": "// LAB BEGIN copy\nx;\n// LAB END\n// LAB BEGIN wait\ny;\n// LAB END\n",
+                              "lab/tasks/09_x.md": "## copy\n\nCopy.\n\n## wait\n\nWait.\n"})
+        answer = {"shapes": [{"shape": [64, 64, 64], "steps": {"09_x": {"route": "tma", "regions": [
+            {"name": "copy", "runs": True}, {"name": "arrive", "runs": True}]}}}]}
+        routes = executable(self.tmp / "routes", f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(answer)}\nEOF\n")
+        problems = performance_shape_problems({"performance": {"size": [64, 64, 64]}}, self.tmp, str(routes))
+        self.assertEqual(problems, ["09_x at 64x64x64: lab_routes names the LAB regions copy, arrive; the step's "
+                                    "files mark copy, wait: update common/tests/lab_routes/step_09.cu"])
+        answer["shapes"][0]["steps"]["09_x"]["regions"][1]["name"] = "wait"
+        routes.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(answer)}\nEOF\n")
+        self.assertEqual(performance_shape_problems({"performance": {"size": [64, 64, 64]}}, self.tmp, str(routes)), [])
 
 
 @unittest.skipUnless(ROUTES, SKIP)
@@ -119,16 +136,16 @@ class PerformanceShapesTest(unittest.TestCase):
         self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14"}, problems)
         self.assertIn("11_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
                       problems)
-        self.assertIn("12_swap_ab at 4096x4096x4096: the route is 11, where the region \"store transposed\" does "
+        self.assertIn("12_swap_ab at 4096x4096x4096: the route is 11, where the region \"store_transposed\" does "
                       "not run", problems)
-        self.assertIn("13_pad_unaligned at 4096x4096x4096: the route is step_12, where the region \"pad_copy: fill a "
-                      "chunk\" does not run", problems)
+        self.assertIn("13_pad_unaligned at 4096x4096x4096: the route is step_12, where the region \"pad_copy\" does "
+                      "not run", problems)
         self.assertIn("14_tile_per_shape at 4096x4096x4096: the model picks menu_128x256_c2, as it does pick without "
                       "the choice: a student's choice would not change the speed", problems)
 
     def test_other_shapes_that_skip_a_region(self):
         rows = [
-            ("11_stream_k", [1024, 1024, 1024], "\"share (a split tile's fixup shared)\" does not run"),  # whole tiles
+            ("11_stream_k", [1024, 1024, 1024], "\"share\" does not run"),  # whole tiles
             ("11_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
             ("12_swap_ab", [129, 4096, 4096], "the route is 11"),  # one row above swap_ab::max_m
             ("12_swap_ab", [16, 4097, 4096], "the route is 08"),

@@ -22,12 +22,14 @@ KERNEL_WITH_REGION = """\
 // a kernel
 void f(float* c, const float* a) {
   float acc = 0.0f;
-  // LAB BEGIN: Sum the row of A into acc.
+  // LAB BEGIN row_sum
   for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;
   // LAB END
   *c = acc;
 }
 """
+# Its task, in the course's file of the step (labkit/tasks.py).
+ALPHA_TASKS = ("lab/tasks/01_alpha.md", "# 01_alpha\n\n## row_sum\n\nSum the row of A into acc.\n")
 
 
 def run_lab(*argv):
@@ -54,6 +56,7 @@ def small_tree(root):
         "CMakeLists.txt": SMALL_CMAKE,
         "README.md": "# worklog\n",
         "01_alpha/kernel.cu": KERNEL_WITH_REGION,
+        ALPHA_TASKS[0]: ALPHA_TASKS[1],
         "01_alpha/README.md": "# 01_alpha — the first idea\n",
         "02_beta/kernel.cu": "void g() {}\n",
         "common/harness.hpp": "#pragma once\n",
@@ -86,7 +89,8 @@ class CopyTest(SmallTreeTest):
         release.release(self.source, ["01_alpha"], out, self.rubric)
         files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
         self.assertEqual(files, ["01_alpha/README.md", "01_alpha/kernel.cu", "CMakeLists.txt",
-                                 "LAB.md", "README.md", "common/harness.hpp", "lab/released.json"])
+                                 "LAB.md", "README.md", "common/harness.hpp", "lab/released.json",
+                                 "lab/tasks/01_alpha.md"])
         record = json.loads((out / "lab/released.json").read_text())
         self.assertEqual((record["steps"], record["withheld"]), (["01_alpha"], ["02_beta"]))
         # The later step is out of the build's list of steps too, its two lines and comment with it.
@@ -131,14 +135,15 @@ class CopyTest(SmallTreeTest):
         release.release(self.source, ["01_alpha"], out, self.rubric)
         kernel = (out / "01_alpha/kernel.cu").read_text()
         self.assertEqual(kernel, KERNEL_WITH_REGION.replace(
-            "  // LAB BEGIN: Sum the row of A into acc.\n  for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"
+            "  // LAB BEGIN row_sum\n  for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;\n"
             "  // LAB END\n", "  // TODO: Sum the row of A into acc.\n"))
         for same in ("common/harness.hpp", "README.md"):
             self.assertEqual((out / same).read_bytes(), (self.source / same).read_bytes(), same)
 
     def test_git_tree_copies_what_git_lists(self):
         source = self.tmp / "gitsource"
-        write_tree(source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION, ".gitignore": "ignored.txt\n",
+        write_tree(source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION, ALPHA_TASKS[0]: ALPHA_TASKS[1],
+                            ".gitignore": "ignored.txt\n",
                             "ignored.txt": "local notes\n", "untracked.md": "new\n", "tracked.md": "old\n"})
         try:
             subprocess.run(["git", "init", "-q", str(source)], check=True, capture_output=True)
@@ -147,7 +152,8 @@ class CopyTest(SmallTreeTest):
         except (OSError, subprocess.CalledProcessError):
             self.skipTest("git is not available")
         listed = [p.as_posix() for p in repository_files(source)]
-        self.assertEqual(listed, [".gitignore", "01_alpha/kernel.cu", "tracked.md", "untracked.md"])
+        self.assertEqual(listed, [".gitignore", "01_alpha/kernel.cu", "lab/tasks/01_alpha.md", "tracked.md",
+                                  "untracked.md"])
 
     def test_copy_inside_the_tree_does_not_copy_itself(self):
         out = self.source / "handout"
@@ -180,7 +186,7 @@ class LeakTest(SmallTreeTest):
         self.assertEqual([p.name for p in self.tmp.iterdir()], ["source"])  # no partial copy left behind
 
     def test_instruction_quoting_the_solution_is_a_leak(self):
-        write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_REGION.replace(
+        write_tree(self.source, {ALPHA_TASKS[0]: ALPHA_TASKS[1].replace(
             "Sum the row of A into acc.", "write: for (int i = 0; i < 8; ++i) acc += a[i] * 2.0f;")})
         leaks = release.Plan(self.source, ["01_alpha"], load_rubric()).leaks()
         self.assertTrue(any(leak.startswith("01_alpha/kernel.cu:4: // TODO: write:") for leak in leaks), leaks)
@@ -210,9 +216,9 @@ class LeakTest(SmallTreeTest):
 LEVELED_KERNEL = """\
 void f(float* c, const float* a) {
   float acc = 0.0f;
-  // LAB BEGIN [hard]: Write the reduction.
+  // LAB BEGIN reduction [hard]
   for (int i = 0; i < 8; ++i) {
-    // LAB BEGIN: Add a[i] to acc.
+    // LAB BEGIN add_term
     acc += a[i] * 3.0f;
     // LAB END
   }
@@ -221,11 +227,12 @@ void f(float* c, const float* a) {
   *c = acc;
 }
 """
+LEVELED_TASKS = "## reduction\n\nWrite the reduction.\n\n## add_term\n\nAdd a[i] to acc.\n"
 
 
 class LevelReleaseTest(SmallTreeTest):
     def test_a_release_at_the_hard_level_blanks_the_whole_idea(self):
-        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL})
+        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL, ALPHA_TASKS[0]: LEVELED_TASKS})
         out = self.tmp / "hard"
         code, printed, err = run_lab("release", "--source", self.source, "--steps", "01", "--level", "hard",
                                      "--out", out)
@@ -244,7 +251,7 @@ class LevelReleaseTest(SmallTreeTest):
 
     def test_check_reports_lines_per_level_and_leaks_at_each(self):
         # The hard region's own line in the harness: a leak only for a release at the hard level.
-        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL,
+        write_tree(self.source, {"01_alpha/kernel.cu": LEVELED_KERNEL, ALPHA_TASKS[0]: LEVELED_TASKS,
                                  "common/util.cuh": "acc = scale_by_the_step_factor(acc, 2.5f);\n"})
         code, out, _ = run_lab("check", "--source", self.source)
         self.assertEqual(code, 1)
@@ -278,14 +285,16 @@ class HeaderRegionTest(TemporaryFolderTest):
             "CMakeLists.txt": "add_worklog_step(01_alpha)\nadd_worklog_step(02_beta)\n",
             "01_alpha/kernel.cu": '#include "schedule.cuh"\nvoid f() {}\n',
             "01_alpha/schedule.cuh": "inline long long first_of(int u, int q, int rem) {\n"
-                                     "  // LAB BEGIN: Return the first iteration of unit u.\n"
+                                     "  // LAB BEGIN first_of\n"
                                      "  return (long long)u * q + (u < rem ? u : rem);\n"
                                      "  // LAB END\n}\n",
             "02_beta/kernel.cu": "long long g(int u, int q, int rem) {\n"
-                                 "  // LAB BEGIN: Deal the iterations.\n"
+                                 "  // LAB BEGIN deal\n"
                                  "  if (q < 0) return 0;\n"
                                  "  return (long long)u * q + (u < rem ? u : rem);\n"
                                  "  // LAB END\n}\n",
+            "lab/tasks/01_alpha.md": "## first_of\n\nReturn the first iteration of unit u.\n",
+            "lab/tasks/02_beta.md": "## deal\n\nDeal the iterations.\n",
         })
 
     def test_a_region_in_a_header_is_handed_out_and_recorded(self):
@@ -309,7 +318,7 @@ class HeaderRegionTest(TemporaryFolderTest):
 # otherwise, split over other lines, with another loop header: the token check finds it.
 KERNEL_WITH_PRODUCER = """\
 void produce(int s, int k0, int row0, int col0) {
-  // LAB BEGIN: Arm full[s], then copy A's box and B's boxes.
+  // LAB BEGIN arm_and_copy
   mbarrier_arrive_expect_bytes(&full[s], C::stage_bytes);
   tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);
 #pragma unroll
@@ -318,6 +327,7 @@ void produce(int s, int k0, int row0, int col0) {
   // LAB END
 }
 """
+PRODUCER_TASKS = ("lab/tasks/01_alpha.md", "## arm_and_copy\n\nArm full[s], then copy A's box and B's boxes.\n")
 RENAMED_COPY = """\
 void fill(int stage, int kofs, int first_row, int first_col) {
   arrive_and_expect(&ready[stage], bytes_per_stage);   /* the same code, other names */
@@ -341,7 +351,7 @@ class TokenLeakTest(TemporaryFolderTest):
         super().setUp()
         self.source = self.tmp / "source"
         write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": "void g() {}\n",
-                                 "CMakeLists.txt": SMALL_CMAKE})
+                                 PRODUCER_TASKS[0]: PRODUCER_TASKS[1], "CMakeLists.txt": SMALL_CMAKE})
 
     def leaks(self, keep=()):
         return release.Plan(self.source, ["01_alpha"], load_rubric(), keep=keep).leaks()
@@ -396,17 +406,19 @@ class TokenLeakTest(TemporaryFolderTest):
 # region of its own.
 REPEATING_KERNEL = """\
 void fill(int stage, int kofs, int first_row, int first_col) {
-  // LAB BEGIN [repeats 01]: As in 01: arm, then copy A's box and B's boxes.
+  // LAB BEGIN arm_and_copy [repeats 01]
   arrive_and_expect(&ready[stage], bytes_per_stage);
   copy_box(tile_of_a(stage), map_a, &ready[stage], kofs, first_row);
   for (unsigned box = 0; box != boxes; box++)
     copy_box(tile_of_b(stage) + box * box_size, map_b, &ready[stage], first_col + box * width, kofs);
   // LAB END
-  // LAB BEGIN: Count the stage.
+  // LAB BEGIN count
   ++filled[stage];
   // LAB END
 }
 """
+REPEATING_TASKS = ("lab/tasks/02_beta.md", "## arm_and_copy\n\nAs in 01: arm, then copy A's box and B's boxes.\n\n"
+                                           "## count\n\nCount the stage.\n")
 
 
 class RepeatRegionReleaseTest(TemporaryFolderTest):
@@ -417,6 +429,7 @@ class RepeatRegionReleaseTest(TemporaryFolderTest):
         super().setUp()
         self.source = self.tmp / "source"
         write_tree(self.source, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": REPEATING_KERNEL,
+                                 PRODUCER_TASKS[0]: PRODUCER_TASKS[1], REPEATING_TASKS[0]: REPEATING_TASKS[1],
                                  "CMakeLists.txt": SMALL_CMAKE})
 
     def plan(self, steps, level="easy"):
@@ -432,9 +445,9 @@ class RepeatRegionReleaseTest(TemporaryFolderTest):
 
     def test_without_the_marker_the_joint_release_leaks_as_before(self):
         """The leak check is as strict as it was: the same code, not marked, is found."""
-        unmarked = REPEATING_KERNEL.replace("  // LAB BEGIN [repeats 01]: As in 01: arm, then copy A's box and B's "
-                                            "boxes.\n", "").replace("kofs);\n  // LAB END\n", "kofs);\n", 1)
-        write_tree(self.source, {"02_beta/kernel.cu": unmarked})
+        unmarked = REPEATING_KERNEL.replace("  // LAB BEGIN arm_and_copy [repeats 01]\n", "").replace(
+            "kofs);\n  // LAB END\n", "kofs);\n", 1)
+        write_tree(self.source, {"02_beta/kernel.cu": unmarked, REPEATING_TASKS[0]: "## count\n\nCount the stage.\n"})
         leaks = self.plan(["01_alpha", "02_beta"]).leaks()
         self.assertTrue(leaks and all(leak.startswith("02_beta/kernel.cu:") for leak in leaks), leaks)
 
@@ -467,12 +480,14 @@ class RepeatRegionReleaseTest(TemporaryFolderTest):
     def test_a_repeat_of_no_earlier_step_is_refused_with_its_line(self):
         rows = [("02_beta/kernel.cu", REPEATING_KERNEL.replace("repeats 01]", "repeats 07]"),
                  "02_beta/kernel.cu:2: repeats '07': no such step in"),
-                ("01_alpha/kernel.cu", KERNEL_WITH_PRODUCER.replace("LAB BEGIN:", "LAB BEGIN [repeats 02_beta]:"),
+                ("01_alpha/kernel.cu", KERNEL_WITH_PRODUCER.replace("LAB BEGIN arm_and_copy",
+                                                                    "LAB BEGIN arm_and_copy [repeats 02_beta]"),
                  "01_alpha/kernel.cu:2: repeats '02_beta': 02_beta is not before 01_alpha")]
         for path, text, message in rows:
             with self.subTest(path):
                 small = self.tmp / path.split("/")[0]
                 write_tree(small, {"01_alpha/kernel.cu": KERNEL_WITH_PRODUCER, "02_beta/kernel.cu": REPEATING_KERNEL,
+                                   PRODUCER_TASKS[0]: PRODUCER_TASKS[1], REPEATING_TASKS[0]: REPEATING_TASKS[1],
                                    "CMakeLists.txt": SMALL_CMAKE, path: text})
                 code, _, err = run_lab("release", "--source", small, "--steps", "all", "--out", self.tmp / "c")
                 self.assertEqual(code, 1)

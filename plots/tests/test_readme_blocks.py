@@ -6,6 +6,7 @@ Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
 import contextlib
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's f
 import python_without_matplotlib  # noqa: E402
 import readme_blocks
 import registrations  # noqa: E402
+from test_registrations import built_steps_folder, fake_step  # noqa: E402
 import results_csv  # noqa: E402
 import results_table  # noqa: E402
 from readme_blocks import BlockError, Results  # noqa: E402
@@ -60,16 +62,24 @@ def block(name, body="", options=""):
     return f"<!-- BEGIN generated: {begin} -->\n{body}<!-- END generated: {name} -->\n"
 
 
+def fixture_build(folder, registered=None):
+    """A bin folder at `folder` with a fake executable for every step of this checkout's build, each
+    answering --list-variants as a step does: STEP adds "what STEP adds" and registers no variant,
+    unless `registered` ({step: (what it adds, {variant: description})}) says otherwise."""
+    for step in registrations.steps(readme_blocks.CHECKOUT):
+        adds, variants = (registered or {}).get(step, (f"what {step} adds", {}))
+        fake_step(folder, step, json.dumps({"step": step, "adds": adds, "variants": [
+            {"name": name, "description": description} for name, description in variants.items()]}))
+    return Path(folder)
+
+
 def fixture_checkout(root):
-    """A checkout at root whose 06_multiwarp_wmma/kernel.cu registers the variant `wide` (EXPERIMENTS'
-    variant), its description split over two literals."""
-    step = Path(root) / "06_multiwarp_wmma"
-    step.mkdir(parents=True)
-    (step / "kernel.cu").write_text('WORKLOG_REGISTER_STEP(Step<__half>{"06_multiwarp_wmma", launch}\n'
-                                    '    .adds("4 warps, 64x64 warp tiles")\n'
-                                    '    .variant("wide", "warp tiles of "\n'
-                                    '                     "64 x 128", launch_wide))\n', encoding="utf-8")
-    return Path(root)
+    """A build at root/bin whose 06_multiwarp_wmma registers the variant `wide` (EXPERIMENTS' variant)
+    and says what it adds, and which has no 05_wmma; returns the bin folder."""
+    folder = fixture_build(Path(root) / "bin", {"06_multiwarp_wmma": ("4 warps, 64x64 warp tiles",
+                                                                      {"wide": "warp tiles of 64 x 128"})})
+    (folder / "05_wmma").unlink()
+    return folder
 
 
 class FindTest(unittest.TestCase):
@@ -168,7 +178,7 @@ class RenderTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.folder = fixture_results(cls.tmp.name)
-        cls.results = Results(cls.folder)
+        cls.results = Results(cls.folder, bin_dir=fixture_build(Path(cls.tmp.name) / "bin"))
 
     @classmethod
     def tearDownClass(cls):
@@ -234,7 +244,7 @@ class RenderTest(unittest.TestCase):
 
     def test_variants_say_what_changes_as_the_kernel_registers_it(self):
         with tempfile.TemporaryDirectory() as tmp:
-            results = Results(self.folder, fixture_checkout(tmp))
+            results = Results(self.folder, bin_dir=fixture_checkout(tmp))
             text = readme_blocks.render_block("variants/06_multiwarp_wmma", results, "rows=06_multiwarp_wmma,wide")
             self.assertIn("each in its own process in one session", text)
             self.assertIn("| variant | what changes | 4096³ TFLOP/s | 8192³ TFLOP/s |", text)  # no % for `wide`
@@ -245,7 +255,7 @@ class RenderTest(unittest.TestCase):
             self.assertIn("| `--variant wide` | warp tiles of 64 x 128 | — | 74.0 |\n"
                           "| 06_multiwarp_wmma | 4 warps, 64x64 warp tiles | — | 107.4 |", text)
             for options, message in (("rows=06_multiwarp_wmma,narrow", "registers no variant 'narrow' (it registers: wide)"),
-                                     ("rows=05_wmma", "05_wmma/kernel.cu"),
+                                     ("rows=05_wmma", "05_wmma: no such executable"),
                                      ("labels=mine rows=wide", "labels= must be one of names, flags"),
                                      ("rows=06_multiwarp_wmma/", "'06_multiwarp_wmma/' is not STEP/VARIANT")):
                 with self.subTest(options=options), self.assertRaises(readme_blocks.Missing) as caught:
@@ -277,8 +287,7 @@ class RenderTest(unittest.TestCase):
                           "| cuBLAS SGEMM", "| [05_wmma](05_wmma/)", "| [06_multiwarp_wmma](06_multiwarp_wmma/)"]
                          + [f"| [{s}]({s}/)" for s in later] + ["| cuBLAS GemmEx FP16→FP32"])
         for s in later:
-            self.assertIn(f"| [{s}]({s}/) | {registrations.read(readme_blocks.CHECKOUT, s).adds} |  | not in this run |",
-                          text)
+            self.assertIn(f"| [{s}]({s}/) | what {s} adds |  | not in this run |", text)
         self.assertIn("| [02_block_tiling](02_block_tiling/) | shared-memory tiles of A and B | FP32 | 9.48 | 17.9% | "
                       "threads queueing on the same shared-memory banks |", text)
         self.assertIn("| cuBLAS SGEMM | the yardstick of 01–04 | FP32 |", text)
@@ -516,9 +525,10 @@ class RunWorklogPublishTest(unittest.TestCase):
             self.assertIn("| 64×64×64 | FP32 | 1.00 | 8.00 | 4.00 | 50.0% | 1.00× | PASS |", text)
 
 
+@unittest.skipUnless(built_steps_folder(), f"no built steps: set {registrations.BIN_DIR_VARIABLE} or build into build/")
 class RepositoryTest(unittest.TestCase):
-    """The committed READMEs against the committed results: every generated block and quoted cell
-    must read what plots/results gives. When this fails, run
+    """The committed READMEs against the committed results and the built steps' registrations: every
+    generated block and quoted cell must read what plots/results gives. When this fails, run
     python3 plots/readme_blocks.py --write  (or find why the CSVs changed)."""
 
     def test_every_readme_matches_the_committed_results(self):

@@ -7,6 +7,7 @@ Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 import contextlib
 import csv
 import io
+import json
 import os
 import sys
 import tempfile
@@ -22,7 +23,9 @@ import results_csv  # noqa: E402
 
 # Stands in for a step executable: logs its arguments; TFLOP/s is 100 + N / 1000, plus 1 for a
 # variant; the variant named FAIL fails its check (exit 1), and NODEVICE says there is no GPU.
+# --list-variants prints its registration (REGISTERED's, written beside it as STEP.json).
 FAKE_STEP = """#!/bin/sh
+if [ "$1" = "--list-variants" ]; then cat "$0.json"; exit 0; fi
 echo "STEP $*" >> "LOG"
 variant=""
 while [ $# -gt 0 ]; do
@@ -49,15 +52,12 @@ REGISTERED = {"07_async_pipeline": ("x", {"k64": "y", "FAIL": "fails", "NODEVICE
 
 
 def write_checkout(root, tables):
-    """A checkout at root: CMakeLists.txt listing REGISTERED's steps, each with a kernel.cu that
-    registers them and a README whose variants block takes its rows from tables ({step: rows=...})."""
+    """A checkout at root: CMakeLists.txt listing REGISTERED's steps, each with a README whose
+    variants block takes its rows from tables ({step: rows=...})."""
     root = Path(root)
     (root / "CMakeLists.txt").write_text("".join(f"add_worklog_step({step})\n" for step in REGISTERED))
-    for step, (adds, variants) in REGISTERED.items():
+    for step in REGISTERED:
         (root / step).mkdir(exist_ok=True)
-        (root / step / "kernel.cu").write_text(
-            f'WORKLOG_REGISTER_STEP(Step<__half>{{"{step}", launch}}\n    .adds("{adds}")'
-            + "".join(f'\n    .variant("{name}", "{what}", launch_{name})' for name, what in variants.items()) + ")\n")
         readme = f"# {step}\n"
         if step in tables:
             name = f"variants/{step}"
@@ -78,6 +78,9 @@ class RecordVariantsTest(unittest.TestCase):
             script.write_text(FAKE_STEP.replace("STEP", step).replace("LOG", str(self.log))
                               .replace("HEADER", ",".join(results_csv.COLUMNS)))
             os.chmod(script, 0o755)
+            adds, variants = REGISTERED[step]
+            (self.bin / f"{step}.json").write_text(json.dumps({"step": step, "adds": adds, "variants": [
+                {"name": name, "description": what} for name, what in variants.items()]}))
         self.checkout = self.folder / "checkout"
         self.checkout.mkdir()
         write_checkout(self.checkout, {"07_async_pipeline": "07_async_pipeline,k64",
@@ -155,8 +158,8 @@ class RecordVariantsTest(unittest.TestCase):
             writer = csv.DictWriter(f, fieldnames=record_variants.COLUMNS, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-        # What changes is what the fake kernel.cu registers: the step's .adds, the variant's description.
-        results = readme_blocks.Results(self.folder, self.checkout)
+        # What changes is what the fake step registers: the step's .adds, the variant's description.
+        results = readme_blocks.Results(self.folder, self.checkout, self.bin)
         text = readme_blocks.render_block("variants/07_async_pipeline", results,
                                           "experiment=technique_variants rows=07_async_pipeline,k64")
         self.assertIn("each row in 3 processes of its own", text)

@@ -33,8 +33,9 @@ struct Gpu {
   std::string name;
 };
 
-// What one step does with one shape: the path it takes, each of its LAB regions (repeat regions
-// too, in the order of its files) with whether it runs there, and facts worth printing (JSON values).
+// What one step does with one shape: the path it takes, each of its LAB regions by the name its
+// marker gives it (`// LAB BEGIN <name>`; repeat regions too, in the order of its files) with whether
+// it runs there, and facts worth printing (JSON values).
 struct Route {
   std::string path;
   std::vector<std::pair<std::string, bool>> regions;

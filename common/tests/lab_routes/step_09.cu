@@ -9,9 +9,7 @@ namespace worklog::lab_routes {
 Route route_09(Shape s, const Gpu&) {
   const bool tma = tma_path_possible(packed_problem(s));
   Route r{tma ? "tma" : "08"};
-  for (const char* name : {"barriers", "producer", "producer: arm and copy", "consumer: wait for a full stage",
-                           "consumer: release a stage"})
-    r.region(name, tma);
+  for (const char* name : {"barriers", "producer", "arm_and_copy", "wait_full", "release_stage"}) r.region(name, tma);
   return r;
 }
 

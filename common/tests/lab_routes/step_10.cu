@@ -9,9 +9,8 @@ namespace worklog::lab_routes {
 Route route_10(Shape s, const Gpu&) {
   const bool tma = tma_path_possible(packed_problem(s));
   Route r{tma ? "tma" : "08"};
-  for (const char* name : {"barriers", "producer", "producer: arm and copy (multicast)",
-                           "consumer: release a stage in every block", "consumer: wait for a full stage",
-                           "consumer: release the previous slice's stage", "consumer: release the tile's last stage"})
+  for (const char* name : {"barriers", "producer", "arm_and_copy", "release_in_every_block", "wait_full",
+                           "release_previous_slice", "release_last_slice"})
     r.region(name, tma);
   return r;
 }

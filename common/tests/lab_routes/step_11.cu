@@ -24,17 +24,14 @@ Route route_11(Shape s, const Gpu& gpu) {
   const bool whole = schedule.tiles > schedule.sk_tiles;
   // schedule.cuh
   r.region("publish", tma && schedule.units > 0);
-  r.region("add_later_partials (a split tile fixed up alone)", tma && alone);
-  r.region("share (a split tile's fixup shared)", tma && shared);
+  r.region("add_later_partials", tma && alone);  // a split tile fixed up by the unit that holds its end
+  r.region("share", tma && shared);              // a split tile's fixup shared among its units
   // stream_k_kernel.cuh: the repeat regions of 09's and 10's protocol run on every TMA launch.
-  for (const char* name :
-       {"barriers (repeats 09 10)", "producer (repeats 09 10)", "producer: arm and copy (repeats 09 10)",
-        "consumer: release a stage in every block (repeats 10)", "consumer: wait for a full stage (repeats 09 10)",
-        "consumer: release the previous slice's stage (repeats 10)",
-        "consumer: release the segment's last stage (repeats 10)"})
+  for (const char* name : {"barriers", "producer", "arm_and_copy", "release_in_every_block", "wait_full",
+                           "release_previous_slice", "release_last_slice"})
     r.region(name, tma);
-  r.region("store a whole tile", tma && (whole || alone));
-  r.region("store a piece of a shared fixup", tma && shared);
+  r.region("store_whole_tile", tma && (whole || alone));
+  r.region("store_fixup_piece", tma && shared);
   r.region("plan_shape", tma);
   r.fact("resident_clusters", (long long)resident);
   r.fact("tiles", schedule.tiles);

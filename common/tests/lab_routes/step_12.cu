@@ -11,9 +11,8 @@ Route route_12(Shape s, const Gpu&) {
   const GemmProblem<__half> p = packed_problem(s);
   const bool swap = tma_path_possible(p) && p.m <= Config::swap_max_m;
   Route r{!tma_path_possible(p) ? "08" : swap ? "swap" : "11"};
-  for (const char* name : {"the swapped operands' descriptors", "store transposed", "barriers (repeats 09)",
-                           "producer (repeats 09)", "producer: arm and copy (repeats 09)",
-                           "consumer: release a stage (repeats 10)", "consumer: wait for a full stage (repeats 09)"})
+  for (const char* name :
+       {"descriptors", "store_transposed", "barriers", "producer", "arm_and_copy", "release_stage", "wait_full"})
     r.region(name, swap);
   r.fact("swap_max_m", (long long)Config::swap_max_m);
   if (swap) r.fact("width", (long long)with_width(p.m, [](auto width) { return int(width); }));

@@ -19,11 +19,11 @@ Route route_13(Shape s, const Gpu&) {
           : d.route == Path::staged_c      ? "staged_c"
           : d.route == Path::swap_direct_c ? "swap_direct_c"
                                            : "step_12"};
-  r.region("pad_copy: fill a chunk", pad_a || pad_b);
-  r.region("in-place products (repeats 06 08)", in_place);
-  r.region("in-place pipeline (repeats 07)", in_place);
-  r.region("decide_padding: the decision", true);
-  r.region("launch_padded: the padded hand-off", pad_a || pad_b || stage_c);
+  r.region("pad_copy", pad_a || pad_b);
+  r.region("in_place_products", in_place);
+  r.region("in_place_pipeline", in_place);
+  r.region("decide_padding", true);
+  r.region("padded_hand_off", pad_a || pad_b || stage_c);
   r.fact("pad_a", pad_a);
   r.fact("pad_b", pad_b);
   r.fact("stage_c", stage_c);

@@ -67,8 +67,8 @@ Route route_14(Shape s, const Gpu& gpu) {
   const tile_per_shape::Route route = tile_per_shape::route_of(s, strides, true);
   Route r{tile_per_shape::route_name(route)};
   const bool menu = route == tile_per_shape::Route::menu;
-  r.region("busiest_cluster: the model's terms", menu);
-  r.region("choose: the pick", menu);
+  r.region("busiest_cluster", menu);
+  r.region("choose", menu);
   if (!menu) return r;
   // choose()'s loop: the cheapest priced entry, the first of equals; and the same without the terms.
   const std::vector<Entry>& entries = menu_items();
