@@ -118,7 +118,7 @@ __global__ void fill_kernel(__half* data, long long count, unsigned seed, float 
 
 enum class Engine { cublas, step, step_chained };
 const char* engine_name(Engine e) {
-  return e == Engine::cublas ? "cuBLAS" : e == Engine::step ? "12_swap_ab" : "12_swap_ab chained";
+  return e == Engine::cublas ? "cuBLAS" : e == Engine::step ? "12_swap_ab" : "12_swap_ab/chained";
 }
 
 class Chain {
