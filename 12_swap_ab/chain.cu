@@ -63,8 +63,8 @@ enum class Between { first_columns, swiglu };
 struct BlockGemm {
   const char* name;
   int n, k;
-  Between then;     // how its output becomes the next GEMM's input...
-  int next_k;       // ...of next_k columns
+  Between then;  // how its output becomes the next GEMM's input...
+  int next_k;    // ...of next_k columns
 };
 constexpr BlockGemm block_gemms[4] = {
     {"qkv", qkv_columns, hidden, Between::first_columns, hidden},  // attention's stand-in: q's columns
@@ -107,7 +107,8 @@ __global__ void __launch_bounds__(between_threads)
 
 // Seeded uniform values in [-scale, scale): a hash of the index, the same on every GPU.
 __global__ void fill_kernel(__half* data, long long count, unsigned seed, float scale) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
     unsigned h = unsigned(i) * 2654435761u ^ unsigned(i >> 32) * 40503u ^ seed * 2246822519u;
     h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
     data[i] = __float2half((float(h >> 8) / 16777216.0f * 2.0f - 1.0f) * scale);
@@ -157,8 +158,8 @@ class Chain {
     for (int l = 0; l < layers_; ++l)
       for (int g = 0; g < 4; ++g) {
         const BlockGemm& b = block_gemms[g];
-        const GemmProblem<__half> p{m_, b.n, b.k, 1.0f, 0.0f, inputs_[g].data(), b.k, weights_[4 * l + g].data(),
-                                    b.n, outputs_[g].data(), b.n};
+        const GemmProblem<__half> p{
+            m_, b.n, b.k, 1.0f, 0.0f, inputs_[g].data(), b.k, weights_[4 * l + g].data(), b.n, outputs_[g].data(), b.n};
         if (engine == Engine::cublas)
           cublas_gemm(cublas, p);
         else if (chained)
@@ -260,7 +261,8 @@ bool same_bits(const std::vector<__half>& a, const std::vector<__half>& b) {
   return true;
 }
 
-const char usage[] = R"(usage: %s [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only] [--csv FILE]
+const char usage[] =
+    R"(usage: %s [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only] [--csv FILE]
 Runs the GEMMs of L transformer blocks at Llama-3-8B's sizes (default 32), M rows of activations
 (default 16, 1 to 128), in a CUDA graph: cuBLAS, step 12, and step 12 by programmatic dependent
 launch. Checks each GEMM of step 12 against cuBLAS on the same inputs, and that every graph equals
@@ -373,11 +375,12 @@ int main(int argc, char** argv) {
     }
     const bool step_same = same_bits(one_by_one, outputs[1]), chained_same = same_bits(one_by_one, outputs[2]),
                cublas_same = same_bits(cublas_one_by_one, outputs[0]);
-    std::printf("%s, M = %d, %d blocks (%d GEMMs): each GEMM of step 12 within %.3f of its bound from cuBLAS (the "
-                "worst: GEMM %d); step 12 one by one vs its graph %s, vs its chained graph %s; cuBLAS one by one vs "
-                "its graph %s\n",
-                prop.name, m, layers, 4 * layers, worst, worst_gemm, step_same ? "bit for bit" : "DIFFERENT",
-                chained_same ? "bit for bit" : "DIFFERENT", cublas_same ? "bit for bit" : "DIFFERENT");
+    std::printf(
+        "%s, M = %d, %d blocks (%d GEMMs): each GEMM of step 12 within %.3f of its bound from cuBLAS (the "
+        "worst: GEMM %d); step 12 one by one vs its graph %s, vs its chained graph %s; cuBLAS one by one vs "
+        "its graph %s\n",
+        prop.name, m, layers, 4 * layers, worst, worst_gemm, step_same ? "bit for bit" : "DIFFERENT",
+        chained_same ? "bit for bit" : "DIFFERENT", cublas_same ? "bit for bit" : "DIFFERENT");
     if (!step_same || !chained_same || !cublas_same || !(worst <= 1.0)) {
       std::fprintf(stderr, "%s: error: the chains disagree (see above)\n", program.c_str());
       return exit_check_failed;
@@ -401,8 +404,9 @@ int main(int argc, char** argv) {
         return exit_bad_argument;
       }
       if (fresh)
-        std::fprintf(csv, "timestamp,gpu,m,layers,engine,ms,floor_ms,floor_fraction,speedup_over_cublas,timing,timer,"
-                          "sm_mhz_before,sm_mhz_after,clock_fell,dram_read_gbps\n");
+        std::fprintf(csv,
+                     "timestamp,gpu,m,layers,engine,ms,floor_ms,floor_fraction,speedup_over_cublas,timing,timer,"
+                     "sm_mhz_before,sm_mhz_after,clock_fell,dram_read_gbps\n");
     }
     char stamp[32];
     const std::time_t now = std::time(nullptr);
