@@ -17,10 +17,12 @@
 //   - The work is 11's (tile, k-slice) iterations, walked by 11's schedule (11_stream_k/schedule.cuh,
 //     included, not copied): a few dozen tiles of 128 columns leave most SMs idle unless K is split,
 //     so the tiles that do not fill whole waves are cut into aligned k-parts, one per SM (11's rule;
-//     dealing every slice evenly, the stream-K paper's way, measured slower here too). A split tile
-//     is fixed up, in a fixed order, by the unit holding its slice 0: partials of a few rows of C are
-//     small.
-//   - No clusters: A is a few KiB per slice, and L2 serves it to every block; B is read once.
+//     dealing every slice evenly, the stream-K paper's way, measured slower here too).
+//   - Where every tile fits in one wave, the k-parts of a tile run as one cluster and add their
+//     partial sums in the cluster's shared memory, in the order of their ranks (reduce_in_cluster):
+//     no round trip through a workspace in L2, no flags. Otherwise a split tile is fixed up through
+//     the workspace, in a fixed order, by the unit holding its slice 0 (11's fixup).
+//   - No multicast: A is a few KiB per slice, and L2 serves it to every block; B is read once.
 //   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
 //     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
 //     227 KiB permits (at width 256, for 13's unaligned C, it may hold rows of C: write_back.cuh).
@@ -28,8 +30,9 @@
 // M above swap_ab::max_m goes to 11 (README.md: the crossover), through the launcher 11 declares
 // (11_stream_k/stream_k.hpp); problems TMA cannot describe (lda or ldb not a multiple of 8, a base
 // off 16 bytes) to step 08's kernel. The workspace (partials and flags, 11's) comes from the harness.
-// swap_ab.hpp declares what 13 calls. Variants (README.md's tables): the swap for every M, whole
-// tiles only, the even deal, split-K, and 11's shared fixup.
+// swap_ab.hpp declares what 13 calls, and launch_chained, the programmatic dependent launch of a
+// chain of layers (chain.cu). Variants (README.md's tables): the swap for every M, whole tiles only,
+// the even deal, split-K, 11's shared fixup, and 11's workspace fixup for every shape.
 
 #include <algorithm>
 #include <type_traits>
