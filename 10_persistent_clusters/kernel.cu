@@ -380,30 +380,19 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
   constexpr auto kernel = persistent_gemm<Variant>;
   arm_watchdog();
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = L::cluster_size;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(L::threads);
-  config.dynamicSmemBytes = L::shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
   // As many clusters as can be resident at once (read from the device: SM count, and how clusters
   // fit into its GPCs), but no more than there are cluster tiles.
+  LaunchConfig config(L::cluster_size, L::threads, L::shared_bytes, stream);
+  config.cluster(L::cluster_size);
   static const int resident_clusters = [&] {
     allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    config.gridDim = dim3(L::cluster_size);
-    int count = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, kernel, &config));
+    const int count = max_active_clusters<kernel>(config);
     if (count < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
     return count;
   }();
   const long long tiles_m = ceil_div(p.m, L::block_tile_m), tiles_n = ceil_div(p.n, L::block_tile_n);
   const long long cluster_tiles = ceil_div(tiles_m, L::cluster_size) * tiles_n;
-  config.gridDim = dim3(unsigned(std::min<long long>(resident_clusters, cluster_tiles) * L::cluster_size));
+  config.blocks(std::min<long long>(resident_clusters, cluster_tiles) * L::cluster_size);
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
   const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
                                                L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
@@ -412,7 +401,7 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
   const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p));
+  CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, c_map, p));
   WORKLOG_CHECK_LAUNCH();
 }
 

@@ -423,22 +423,6 @@ inline bool tma_strides_possible(Shape shape, Strides strides) {
   return strides.lda % 8 == 0 && strides.ldb % 8 == 0 && strides.ldc % 4 == 0 && shape.n % 4 == 0;
 }
 
-template <class Config>
-cudaLaunchConfig_t launch_configuration(cudaLaunchAttribute& cluster, cudaStream_t stream) {
-  using L = Layout<Config>;
-  cudaLaunchConfig_t config{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = L::cluster_size;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.blockDim = dim3(L::threads);
-  config.dynamicSmemBytes = L::shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return config;
-}
-
 // As many clusters as can be resident at once (read from the device: SM count, and how clusters fit
 // into its GPCs). Every unit must be resident: a unit waits for others' partials.
 template <class Config>
@@ -447,11 +431,8 @@ int resident_clusters() {
     using L = Layout<Config>;
     constexpr auto kernel = stream_k_gemm<Config>;
     allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    cudaLaunchAttribute cluster{};
-    cudaLaunchConfig_t config = launch_configuration<Config>(cluster, 0);
-    config.gridDim = dim3(L::cluster_size);
-    int clusters = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    LaunchConfig config(L::cluster_size, L::threads, L::shared_bytes, nullptr);
+    const int clusters = max_active_clusters<kernel>(config.cluster(L::cluster_size));
     if (clusters < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
     return clusters;
   }();
@@ -490,9 +471,8 @@ void launch_tma(const GemmProblem<__half>& p, cudaStream_t stream, const char* s
   arm_watchdog();
   Plan plan = plan_shape<Config>(p.m, p.n, p.k, resident_clusters<Config>());
   attach_workspace(plan, p, step);
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t config = launch_configuration<Config>(cluster, stream);
-  config.gridDim = dim3(unsigned(plan.workers * L::cluster_size));
+  LaunchConfig config(plan.workers * L::cluster_size, L::threads, L::shared_bytes, stream);
+  config.cluster(L::cluster_size);
   // A: M rows × K, copied in boxes of block_tile_m rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
   const CUtensorMap a_map = make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda,
                                                L::block_tile_m, swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B);
@@ -501,7 +481,7 @@ void launch_tma(const GemmProblem<__half>& p, cudaStream_t stream, const char* s
   // C: M rows × N FP32, written in boxes of 64 rows × 32 columns (128 bytes, swizzled).
   const CUtensorMap c_map = make_tensor_map_2d(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, p.m, p.n, p.ldc, wgmma_m,
                                                L::c_chunk_cols, CU_TENSOR_MAP_SWIZZLE_128B);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c_map, p, plan.schedule));
+  CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, c_map, p, plan.schedule));
   WORKLOG_CHECK_LAUNCH();
 }
 

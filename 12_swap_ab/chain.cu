@@ -46,6 +46,7 @@
 #include "failure.hpp"
 #include "harness_timing.hpp"
 #include "hopper.cuh"
+#include "kernel_utils.cuh"  // LaunchConfig
 
 namespace {
 
@@ -189,17 +190,10 @@ class Chain {
   void launch_between(int g, cudaStream_t stream, bool chained) {
     const BlockGemm& b = block_gemms[g];
     __half* next = inputs_[(g + 1) % 4].data();
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(m_));
-    config.blockDim = dim3(between_threads);
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = chained ? 1 : 0;
-    CUDA_CHECK(cudaLaunchKernelEx(&config, between_kernel, static_cast<const float*>(outputs_[g].data()), b.n, next,
-                                  b.next_k, b.then, chained));
+    LaunchConfig config(m_, between_threads, 0, stream);
+    config.programmatic(chained);
+    CUDA_CHECK(cudaLaunchKernelEx(config.get(), between_kernel, static_cast<const float*>(outputs_[g].data()), b.n,
+                                  next, b.next_k, b.then, chained));
   }
 
   int m_, layers_;

@@ -35,6 +35,7 @@
 // the even deal, split-K, 11's shared fixup, and 11's workspace fixup for every shape.
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
 #include <utility>
 
@@ -283,11 +284,14 @@ __device__ __forceinline__ void cluster_barriers_of_the_reduction() {
 // One kernel, two ways to share out the work: 11's schedule (s: whole tiles and aligned k-parts over
 // resident blocks, a fixup through the workspace), or with cluster_split one (tile, k-part) per block,
 // the parts of a tile a cluster that adds them up in shared memory (split; every tile in one wave).
-template <class Config, int width, bool shared_c, bool cluster_split>
+// chained: launched as a link of a chain of layers (programmatic dependent launch), the kernel ahead
+// of it in the stream still running (a template parameter: its few instructions would cost the
+// producer's 40 registers a spill in every launch).
+template <class Config, int width, bool shared_c, bool cluster_split, bool chained = false>
 __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
     swap_ab_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                  const __grid_constant__ GemmProblem<__half> p, const __grid_constant__ Schedule s,
-                 const __grid_constant__ ClusterSplit split, bool chained) {
+                 const __grid_constant__ ClusterSplit split) {
   using L = Layout<Config, width, shared_c>;
   constexpr int block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k, stages = L::stages;
   extern __shared__ unsigned char shared_raw[];
@@ -321,17 +325,28 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
   // LAB END
   // A chain of layers (chained: programmatic dependent launch): the next kernel in the stream may start
   // now; its blocks take SMs as this kernel's leave them.
-  if (chained) allow_next_grid_to_start();
+  if constexpr (chained) allow_next_grid_to_start();
 
   // The segments of this block, in order: 11's walk, or its one part of one tile.
+  auto cluster_segment = [&] {
+    const int part = int(blockIdx.x) % split.parts;
+    return Segment{int(blockIdx.x) / split.parts, part * split.k_tiles / split.parts,
+                   (part + 1) * split.k_tiles / split.parts, 0, false};
+  };
   auto for_each_segment = [&](auto&& f) {
     if constexpr (cluster_split) {
-      const int part = int(blockIdx.x) % split.parts;
-      f(Segment{int(blockIdx.x) / split.parts, part * split.k_tiles / split.parts,
-                (part + 1) * split.k_tiles / split.parts, 0, false});
+      f(cluster_segment());
     } else {
       Segment segment;
       for (Walk walk(s, blockIdx.x, gridDim.x); walk.next(segment);) f(segment);
+    }
+  };
+  auto first_segment = [&](Segment& segment) {  // false: the block has none
+    if constexpr (cluster_split) {
+      segment = cluster_segment();
+      return true;
+    } else {
+      return Walk(s, blockIdx.x, gridDim.x).next(segment);
     }
   };
 
@@ -344,28 +359,41 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       prefetch_tensor_map(b_map);
       int stage = 0, phase = 0;  // the ring of stages, over all segments: phase flips at each wrap
       // Chained, B (a layer's weights) does not depend on the kernel ahead of this one, A (its
-      // activations) does: the first segment's first `stages` slices copy B at once and A only once
-      // that kernel has finished. deferred_a: slices whose A is not copied yet (-1: none is waiting).
-      int deferred_a = chained ? 0 : -1;
+      // activations) does: before the walk, the ring fills with the first segment's B at once, and
+      // then with its A, once that kernel has finished. A stage's first use needs no wait for `empty`.
+      // (Apart from the walk, so that the walk's state is not live across it: the producer has 40
+      // registers.)
+      int skip = 0;  // slices of the first segment copied before the walk
+      if constexpr (chained) {
+        Segment first;
+        if (first_segment(first)) {
+          const TileOrigin origin = tile_origin(first.tile);
+          skip = min(stages, first.k_end - first.k_begin);
+          for (int ahead = 0; ahead < skip; ++ahead) {
+            mbarrier_arrive_expect_bytes(&full[ahead], L::stage_bytes);
+#pragma unroll
+            for (int j = 0; j < L::b_boxes; ++j)
+              tma_load_2d(b_tile(ahead) + j * L::b_box_bytes, b_map, &full[ahead], int(origin.col) + j * swizzle_halves,
+                          (first.k_begin + ahead) * block_tile_k);
+          }
+          wait_for_previous_grid();
+          for (int ahead = 0; ahead < skip; ++ahead)
+            tma_load_2d(a_tile(ahead), a_map, &full[ahead], (first.k_begin + ahead) * block_tile_k, int(origin.row));
+          stage = skip % stages, phase = skip / stages;
+        }
+      }
       for_each_segment([&](const Segment& segment) {
         const TileOrigin origin = tile_origin(segment.tile);
-        const auto copy_deferred_a = [&] {
-          wait_for_previous_grid();
-          for (int d = 0; d < deferred_a; ++d)  // the first segment began the ring: slice d is in stage d
-            tma_load_2d(a_tile(d), a_map, &full[d], (segment.k_begin + d) * block_tile_k, int(origin.row));
-          deferred_a = -1;
-        };
-        for (int kt = segment.k_begin; kt < segment.k_end; ++kt) {
+        int kt = segment.k_begin + skip;
+        skip = 0;
+        for (; kt < segment.k_end; ++kt) {
           // LAB BEGIN producer [hard, repeats 09]
           mbarrier_wait<EmptyWait>(&empty[stage], phase ^ 1, stage);  // first use: parity 1 counts as complete
           const int k0 = kt * block_tile_k;
           // LAB BEGIN arm_and_copy [easy, repeats 09]
           // A's box: width rows × 64 k (rows below M arrive as zeros); B's: 64 k × 64 columns per consumer.
           mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
-          if (deferred_a < 0)
-            tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
-          else
-            ++deferred_a;
+          tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
 #pragma unroll
           for (int j = 0; j < L::b_boxes; ++j)
             tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
@@ -373,9 +401,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           // LAB END
           // LAB END
           if (++stage == stages) stage = 0, phase ^= 1;
-          if (deferred_a == stages) copy_deferred_a();  // every stage holds B: A next, before any is reused
         }
-        if (deferred_a > 0) copy_deferred_a();
       });
     }
     if (cluster_split && split.parts > 1) cluster_barriers_of_the_reduction();
@@ -418,9 +444,10 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       wgmma_wait_group<0>();
       fence_registers(acc);
       release(previous);  // the segment's last slice; the producer is already on the next
-      // Chained: the kernel ahead has finished before this one writes C or the workspace (it may read
-      // them). The producer waited before copying A, so this wait returns at once.
-      if (chained) wait_for_previous_grid();
+      // Chained, the kernel ahead must have finished before this one writes C or the workspace (it may
+      // read them). No wait is needed here: this segment's products waited for A, which the producer
+      // copies only once that kernel has finished (wait_for_previous_grid: its writes are then visible
+      // to the whole grid).
 
       if constexpr (cluster_split) {
         if (split.parts > 1) {
@@ -432,23 +459,23 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
         } else {
           store_transposed<L::groups>(acc, p, origin.row, origin.col + consumer * wgmma_m);
         }
-        return;
+      } else {
+        // A whole tile (or one this unit fixes up alone) goes to C transposed: alpha·acc + beta·C, only
+        // inside C; a piece of a shared fixup likewise, 8 rows of this tile's columns `half`.
+        fixup.finish_segment(
+            s, segment, acc,
+            [&](const float(&sum)[L::accumulators]) {
+              if constexpr (shared_c)
+                swap_ab::store_through_shared<L>(sum, c_buffers + 2 * consumer * L::group_floats, barrier, p,
+                                                 origin.row, origin.col + consumer * wgmma_m);
+              else
+                store_transposed<L::groups>(sum, p, origin.row, origin.col + consumer * wgmma_m);
+            },
+            tile_origin,
+            [&](const float(&sum)[4], const TileOrigin& piece, int half, int group) {
+              store_transposed<1>(sum, p, piece.row + group * 8, piece.col + half * wgmma_m);
+            });
       }
-      // A whole tile (or one this unit fixes up alone) goes to C transposed: alpha·acc + beta·C, only
-      // inside C; a piece of a shared fixup likewise, 8 rows of this tile's columns `half`.
-      fixup.finish_segment(
-          s, segment, acc,
-          [&](const float(&sum)[L::accumulators]) {
-            if constexpr (shared_c)
-              swap_ab::store_through_shared<L>(sum, c_buffers + 2 * consumer * L::group_floats, barrier, p, origin.row,
-                                               origin.col + consumer * wgmma_m);
-            else
-              store_transposed<L::groups>(sum, p, origin.row, origin.col + consumer * wgmma_m);
-          },
-          tile_origin,
-          [&](const float(&sum)[4], const TileOrigin& piece, int half, int group) {
-            store_transposed<1>(sum, p, piece.row + group * 8, piece.col + half * wgmma_m);
-          });
     });
   }
 }
@@ -481,35 +508,20 @@ int resident() {
   return resident_blocks<swap_ab_gemm<Variant, width, shared_c, false>>(L::threads, L::shared_bytes);
 }
 
-// The launch of the cluster split's kernel: `parts` blocks a cluster.
-template <class Variant, int width>
-cudaLaunchConfig_t cluster_launch_config(int parts, cudaLaunchAttribute& cluster, cudaStream_t stream) {
-  using L = Layout<Variant, width>;
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(parts);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(parts));
-  config.blockDim = dim3(L::threads);
-  config.dynamicSmemBytes = L::shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  return config;
-}
-
 // How many clusters of `parts` blocks can be resident at once (read from the device once per size).
 template <class Variant, int width>
 int resident_clusters(int parts) {
   using L = Layout<Variant, width>;
-  static int count[L::max_cluster + 1] = {};
-  if (count[parts] == 0) {
+  static std::array<int, L::max_cluster + 1> count = [] {
+    std::array<int, L::max_cluster + 1> unknown;
+    unknown.fill(-1);  // -1: not read yet (0 is an answer: no such cluster fits)
+    return unknown;
+  }();
+  if (count[parts] < 0) {
     constexpr auto kernel = swap_ab_gemm<Variant, width, false, true>;
     allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    cudaLaunchAttribute cluster{};
-    const cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(parts, cluster, nullptr);
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count[parts], kernel, &config));
+    LaunchConfig config(parts, L::threads, L::shared_bytes, nullptr);
+    count[parts] = max_active_clusters<kernel>(config.cluster(parts));
   }
   return count[parts];
 }
@@ -520,15 +532,20 @@ int resident_clusters(int parts) {
 // k-slices), fewer if that many clusters of that size cannot be resident at once (clusters fill
 // GPCs, and a GPC's SMs need not divide by the size).
 template <class Variant, int width>
+inline constexpr bool has_cluster_split = Variant::cluster_split&& width != 256;  // else no cluster kernel is built
+template <class Variant, int width>
 ClusterSplit cluster_split_of(int m, int n, int k) {
   using L = Layout<Variant, width>;
   const int k_tiles = int(ceil_div(k, L::block_tile_k));
   const long long tiles = ceil_div(m, width) * ceil_div(n, L::block_tile_n);
-  if constexpr (!Variant::cluster_split || width == 256) return {0, k_tiles};  // (no cluster kernel is built)
-  if (tiles > multiprocessor_count()) return {0, k_tiles};
-  int parts = int(std::min<long long>({multiprocessor_count() / tiles, L::max_cluster, k_tiles}));
-  while (parts > 1 && resident_clusters<Variant, width>(parts) < tiles) --parts;
-  return {parts, k_tiles};
+  if constexpr (!has_cluster_split<Variant, width>) {
+    return {0, k_tiles};
+  } else {
+    if (tiles > multiprocessor_count()) return {0, k_tiles};
+    int parts = int(std::min<long long>({multiprocessor_count() / tiles, L::max_cluster, k_tiles}));
+    while (parts > 1 && resident_clusters<Variant, width>(parts) < tiles) --parts;
+    return {parts, k_tiles};
+  }
 }
 
 // The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
@@ -567,12 +584,9 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 // shared_c_tiles_per_block tiles a block, the one that writes C through shared memory: there C's stores
 // stream behind the next tile's loads, while with a wave or two the round trip would end the kernel.
 // chained: a programmatic dependent launch, the kernel free to start before the one ahead of it in
-// the stream has finished (the kernel waits where it must: wait_for_previous_grid).
-template <class Variant>
-void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream, bool chained = false) {
-  cudaLaunchAttribute attributes[2] = {};
-  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+// the stream has finished (launch_chained; M ≤ 128, so never at width 256).
+template <class Variant, bool chained = false>
+void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) {
     // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
     const auto tensor_maps = [&](int box_k) {
@@ -581,39 +595,37 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream, bool chai
                        make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k,
                                           swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B)};
     };
-    if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
-      using L = Layout<Variant, width>;
-      arm_watchdog();
-      constexpr auto kernel = swap_ab_gemm<Variant, width, false, true>;
-      allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-      cudaLaunchConfig_t config = cluster_launch_config<Variant, width>(split.parts, attributes[0], stream);
-      config.gridDim = dim3(unsigned(ceil_div(p.m, width) * ceil_div(p.n, L::block_tile_n) * split.parts));
-      config.numAttrs = chained ? 2 : 1;
-      const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, p, Schedule{}, split, chained));
-      WORKLOG_CHECK_LAUNCH();
-      return;
+    const long long tiles = ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n);
+    if constexpr (has_cluster_split<Variant, width>) {
+      if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
+        using L = Layout<Variant, width>;
+        constexpr auto kernel = swap_ab_gemm<Variant, width, false, true, chained>;
+        arm_watchdog();
+        allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+        LaunchConfig config(tiles * split.parts, L::threads, L::shared_bytes, stream);
+        config.cluster(split.parts).programmatic(chained);
+        const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+        CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, Schedule{}, split));
+        WORKLOG_CHECK_LAUNCH();
+        return;
+      }
     }
     const auto launch_kernel = [&](auto shared_c) {
       using L = Layout<Variant, width, shared_c>;
+      constexpr bool chained_walk = chained && width != 256;  // (launch_chained never passes an M above 128)
+      constexpr auto kernel = swap_ab_gemm<Variant, width, shared_c, false, chained_walk>;
       arm_watchdog();
+      allow_dynamic_shared_memory<kernel>(L::shared_bytes);
       stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
       stream_k::attach_workspace(plan, p, "12_swap_ab");
       const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(unsigned(plan.workers));
-      config.blockDim = dim3(L::threads);
-      config.dynamicSmemBytes = L::shared_bytes;
-      config.stream = stream;
-      config.attrs = attributes + 1;
-      config.numAttrs = chained ? 1 : 0;
-      CUDA_CHECK(cudaLaunchKernelEx(&config, swap_ab_gemm<Variant, width, shared_c, false>, a_map, b_map, p,
-                                    plan.schedule, ClusterSplit{1, 0}, chained));
+      LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
+      config.programmatic(chained_walk);
+      CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, plan.schedule, ClusterSplit{1, 0}));
       WORKLOG_CHECK_LAUNCH();
     };
     if constexpr (width == 256)
-      if (ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n) >
-          (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
+      if (tiles > (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
         return launch_kernel(std::true_type{});
     launch_kernel(std::false_type{});
   });
@@ -661,7 +673,7 @@ struct WorkspaceFixup : Config {
 void swap_ab::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_config<Config>(p, stream); }
 void swap_ab::launch_chained(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p) || p.m > Config::swap_max_m) return launch_config<Config>(p, stream);
-  worklog::launch_swapped<Config>(p, stream, true);
+  worklog::launch_swapped<Config, true>(p, stream);
 }
 void swap_ab::launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);

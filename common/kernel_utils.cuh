@@ -109,6 +109,64 @@ int resident_blocks(int threads, int shared_bytes) {
   return count;
 }
 
+// The configuration of a launch by cudaLaunchKernelEx, for what <<<...>>> cannot say: clusters (10
+// to 14) and programmatic dependent launch (12's chain of layers). It holds the attributes its
+// cudaLaunchConfig_t points to, so it is never copied.
+class LaunchConfig {
+ public:
+  LaunchConfig(long long blocks, int threads, int shared_bytes, cudaStream_t stream) {
+    config_.gridDim = dim3(unsigned(blocks));
+    config_.blockDim = dim3(unsigned(threads));
+    config_.dynamicSmemBytes = std::size_t(shared_bytes);
+    config_.stream = stream;
+    config_.attrs = attributes_;
+  }
+  LaunchConfig(const LaunchConfig&) = delete;
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
+
+  LaunchConfig& blocks(long long count) {
+    config_.gridDim = dim3(unsigned(count));
+    return *this;
+  }
+  // Blocks in clusters of `size` along x (the grid a multiple of it).
+  LaunchConfig& cluster(int size) {
+    cudaLaunchAttribute& a = add();
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = unsigned(size);
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+    return *this;
+  }
+  // The kernel may start before the one ahead of it in the stream has finished; it waits where it
+  // must (hopper::wait_for_previous_grid).
+  LaunchConfig& programmatic(bool allowed = true) {
+    if (!allowed) return *this;
+    cudaLaunchAttribute& a = add();
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+    return *this;
+  }
+  const cudaLaunchConfig_t* get() const { return &config_; }
+
+ private:
+  cudaLaunchAttribute& add() {
+    if (config_.numAttrs == sizeof(attributes_) / sizeof(attributes_[0]))
+      throw std::logic_error("LaunchConfig: more launch attributes than it holds");
+    return attributes_[config_.numAttrs++];
+  }
+  cudaLaunchConfig_t config_{};
+  cudaLaunchAttribute attributes_[2]{};
+};
+
+// How many clusters of `kernel`, launched as `config` says (its cluster size), the current device
+// holds at once: how the clusters fit into its GPCs, not only its SM count (0: not even one).
+template <auto kernel>
+int max_active_clusters(const LaunchConfig& config) {
+  int clusters = 0;
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, config.get()), __FILE__, __LINE__);
+  return clusters;
+}
+
 // Every launch is followed by this, so that a bad configuration is reported where it happened.
 #define WORKLOG_CHECK_LAUNCH() ::worklog::check_cuda(cudaGetLastError(), __FILE__, __LINE__)
 
