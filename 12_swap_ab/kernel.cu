@@ -78,7 +78,6 @@ struct Config {
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
-  static constexpr int widest = 256;           // the widest block tile this configuration runs (M above: Config's)
 };
 
 // What the configuration and the width imply, and the checks that name the knob at fault. shared_c:
@@ -110,9 +109,8 @@ struct Layout : Config {
 
   static_assert(width == 8 || width == 16 || width == 32 || width == 64 || width == 128 || width == 256,
                 "width must be one of the wgmma widths of hopper.cuh: 8, 16, 32, 64, 128, 256");
-  static_assert(Config::block_tile_n % wgmma_m == 0 && consumers >= 1 && consumers <= 4,
-                "block_tile_n must be 64, 128, 192 or 256: one to four consumer warpgroups of 64 columns");
-  static_assert(width <= Config::widest, "width must be at most widest: wider tiles run as Config's");
+  static_assert(Config::block_tile_n % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
+                "block_tile_n must be 64 or 128: one or two consumer warpgroups of 64 columns");
   static_assert(b_boxes == consumers, "block_tile_n must be 64 per consumer: one 64-column box of B each");
   static_assert(Config::block_tile_k == swizzle_halves, "block_tile_k must be 64: one 128-byte swizzled row of A");
   static_assert(stages >= 2, "max_stages must be at least 2, and two stages must fit: copies overlap products");
@@ -569,13 +567,9 @@ template <class Variant>
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides) {
   if (strides.lda % 8 != 0 || strides.ldb % 8 != 0) return 0;
   return with_width(shape.m, [&](auto width) -> std::size_t {
-    if constexpr (width > Variant::widest) {
-      return swapped_workspace_bytes<Config>(shape, strides);
-    } else {
-      if (cluster_split_of<Variant, width>(shape.m, shape.n, shape.k).parts > 0) return 0;  // sums in shared memory
-      const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident<Variant, width>());
-      return plan.partial_bytes + plan.flag_bytes;
-    }
+    if (cluster_split_of<Variant, width>(shape.m, shape.n, shape.k).parts > 0) return 0;  // sums in shared memory
+    const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident<Variant, width>());
+    return plan.partial_bytes + plan.flag_bytes;
   });
 }
 
@@ -591,57 +585,49 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 // stream behind the next tile's loads, while with a wave or two the round trip would end the kernel.
 // chained: a programmatic dependent launch, the kernel free to start before the one ahead of it in
 // the stream has finished (launch_chained; M ≤ 128, so never at width 256).
-template <class Variant, int width, bool chained>
-void launch_swapped_at(const GemmProblem<__half>& p, cudaStream_t stream) {
-  // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-  const auto tensor_maps = [&](int box_k) {
-    return std::pair{make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width, swizzle_halves,
-                                        CU_TENSOR_MAP_SWIZZLE_128B),
-                     make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k, swizzle_halves,
-                                        CU_TENSOR_MAP_SWIZZLE_128B)};
-  };
-  const long long tiles = ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n);
-  if constexpr (has_cluster_split<Variant, width>) {
-    if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
-      using L = Layout<Variant, width>;
-      constexpr auto kernel = swap_ab_gemm<Variant, width, false, true, chained>;
-      arm_watchdog();
-      allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-      LaunchConfig config(tiles * split.parts, L::threads, L::shared_bytes, stream);
-      config.cluster(split.parts).programmatic(chained);
-      const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, Schedule{}, split));
-      WORKLOG_CHECK_LAUNCH();
-      return;
-    }
-  }
-  const auto launch_kernel = [&](auto shared_c) {
-    using L = Layout<Variant, width, shared_c>;
-    constexpr bool chained_walk = chained && width != 256;  // (launch_chained never passes an M above 128)
-    constexpr auto kernel = swap_ab_gemm<Variant, width, shared_c, false, chained_walk>;
-    arm_watchdog();
-    allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-    stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
-    stream_k::attach_workspace(plan, p, "12_swap_ab");
-    const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-    LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
-    config.programmatic(chained_walk);
-    CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, plan.schedule, ClusterSplit{1, 0}));
-    WORKLOG_CHECK_LAUNCH();
-  };
-  if constexpr (width == 256)
-    if (tiles > (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
-      return launch_kernel(std::true_type{});
-  launch_kernel(std::false_type{});
-}
-
 template <class Variant, bool chained = false>
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
   with_width(p.m, [&](auto width) {
-    if constexpr (width > Variant::widest)
-      launch_swapped<Config, chained>(p, stream);
-    else
-      launch_swapped_at<Variant, width, chained>(p, stream);
+    // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
+    const auto tensor_maps = [&](int box_k) {
+      return std::pair{make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
+                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B),
+                       make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k,
+                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B)};
+    };
+    const long long tiles = ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n);
+    if constexpr (has_cluster_split<Variant, width>) {
+      if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
+        using L = Layout<Variant, width>;
+        constexpr auto kernel = swap_ab_gemm<Variant, width, false, true, chained>;
+        arm_watchdog();
+        allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+        LaunchConfig config(tiles * split.parts, L::threads, L::shared_bytes, stream);
+        config.cluster(split.parts).programmatic(chained);
+        const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+        CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, Schedule{}, split));
+        WORKLOG_CHECK_LAUNCH();
+        return;
+      }
+    }
+    const auto launch_kernel = [&](auto shared_c) {
+      using L = Layout<Variant, width, shared_c>;
+      constexpr bool chained_walk = chained && width != 256;  // (launch_chained never passes an M above 128)
+      constexpr auto kernel = swap_ab_gemm<Variant, width, shared_c, false, chained_walk>;
+      arm_watchdog();
+      allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+      stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
+      stream_k::attach_workspace(plan, p, "12_swap_ab");
+      const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+      LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
+      config.programmatic(chained_walk);
+      CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, plan.schedule, ClusterSplit{1, 0}));
+      WORKLOG_CHECK_LAUNCH();
+    };
+    if constexpr (width == 256)
+      if (tiles > (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
+        return launch_kernel(std::true_type{});
+    launch_kernel(std::false_type{});
   });
 }
 
@@ -679,11 +665,6 @@ struct FixupShared : Config {
 };
 struct WorkspaceFixup : Config {
   static constexpr bool cluster_split = false;  // 11's schedule for every shape: partials through the workspace
-};
-struct WideTiles : Config {
-  static constexpr int block_tile_n = 256;        // four consumer warpgroups: 512 contiguous bytes of each row of B
-  static constexpr int consumer_registers = 104;  // 640 threads get 96 registers each at launch
-  static constexpr int widest = 64;               // 32 accumulators a thread at most: M above 64 runs as Config
 };
 
 }  // namespace
@@ -724,9 +705,6 @@ WORKLOG_REGISTER_STEP(
         .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
                  workspace_bytes<FixupShared>)
         .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
-                 launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>)
-        .variant("wide_tiles",
-                 "block tiles of 256 columns (M ≤ 64): four consumers, 512 bytes of each row of B a stage",
-                 launch_config<WideTiles>, workspace_bytes<WideTiles>))
+                 launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>))
 
 }  // namespace worklog
