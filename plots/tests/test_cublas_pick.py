@@ -18,8 +18,8 @@ PLOTS = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
-import cublas_names  # noqa: E402
-import cublas_pick  # noqa: E402
+from shapes import cublas_names  # noqa: E402
+from shapes import cublas_pick  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
 from test_ncu_profile import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
 from test_shapes import assert_rejected  # noqa: E402
@@ -211,7 +211,7 @@ class ToolTest(FakeNcuTest):
 
     def run_tool(self, *extra, **env):
         environment = {**os.environ, "FAKE_NCU_LOG": str(self.root / "calls.log"), **env}
-        command = [sys.executable, str(PLOTS / "cublas_pick.py"), "--bin-dir", str(self.bin), "--out", str(self.out),
+        command = [sys.executable, str(PLOTS / "shapes" / "cublas_pick.py"), "--bin-dir", str(self.bin), "--out", str(self.out),
                    "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr

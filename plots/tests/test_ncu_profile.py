@@ -20,12 +20,12 @@ PLOTS = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
-import make_plots  # noqa: E402
-import ncu_profile  # noqa: E402
-import profile_csv  # noqa: E402
-import results_csv  # noqa: E402
-import results_table  # noqa: E402
-import run_worklog  # noqa: E402
+from report import make_plots  # noqa: E402
+from profiling import ncu_profile  # noqa: E402
+from profiling import profile_csv  # noqa: E402
+from report import results_csv  # noqa: E402
+from report import results_table  # noqa: E402
+from run import run_worklog  # noqa: E402
 import python_without_matplotlib  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
 
@@ -426,7 +426,7 @@ class MeasuredRooflineTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import charts
+        from report import charts
         cls.charts = charts
         cls.profile = profile_csv.load_profile(FIXTURES / "profile.csv")
 
@@ -588,7 +588,7 @@ class DriverTest(FakeNcuTest):
     def run_driver(self, *extra, python=sys.executable, base_env=os.environ, **env):
         environment = {**base_env, "FAKE_NCU_LOG": str(self.root / "calls.log"),
                        "FAKE_NCU_FIXTURES": str(FIXTURES), **env}
-        command = [str(python), str(PLOTS / "ncu_profile.py"), "--bin-dir", str(self.bin), "--out",
+        command = [str(python), str(PLOTS / "profiling" / "ncu_profile.py"), "--bin-dir", str(self.bin), "--out",
                    str(self.out), "--size", "64", "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr

@@ -21,12 +21,12 @@ sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's fake steps
 
 import python_without_matplotlib  # noqa: E402
-import readme_blocks
-import registrations  # noqa: E402
+from readme import filler as readme_blocks
+from run import registrations  # noqa: E402
 from test_registrations import built_steps_folder, fake_step  # noqa: E402
-import results_csv  # noqa: E402
-import results_table  # noqa: E402
-from readme_blocks import BlockError, Results  # noqa: E402
+from report import results_csv  # noqa: E402
+from report import results_table  # noqa: E402
+from readme.filler import BlockError, Results  # noqa: E402
 
 # A small experiments.csv: a step and a variant at two sizes, three processes, a range kept as min/max.
 EXPERIMENTS = """experiment,date,gpu,step,variant,m,n,k,run,metric,value,source
@@ -199,7 +199,7 @@ class RenderTest(unittest.TestCase):
     def test_results_table_is_table_md(self):
         # What make_plots writes as table.md, from the same worklog.csv and profile.csv.
         rows = results_csv.load_rows(self.folder / "worklog.csv")
-        from profile_csv import limited_by_step, load_profile
+        from profiling.profile_csv import limited_by_step, load_profile
         table = results_table.build_table(rows, limited_by_step(load_profile(self.folder / "profile.csv")))
         self.assertEqual(self.render("results_table").split("\n\n", 1)[1], table.rstrip() + "\n\n")
 
@@ -482,7 +482,7 @@ class RewriteTest(unittest.TestCase):
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
     def run_cli(self, *args):
-        done = subprocess.run([sys.executable, str(PLOTS / "readme_blocks.py"), "--results", str(self.folder), *args],
+        done = subprocess.run([sys.executable, str(PLOTS / "readme" / "filler.py"), "--results", str(self.folder), *args],
                               capture_output=True, text=True, timeout=60)
         return done.returncode, done.stdout, done.stderr
 
@@ -513,7 +513,7 @@ class RunWorklogPublishTest(unittest.TestCase):
             readme.write_text("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops")
                               + " TFLOP/s.\n\n" + block("measured/02_block_tiling"), encoding="utf-8")
             (root / "wheels").mkdir()  # no package index: without matplotlib, the table alone, at once
-            done = subprocess.run([sys.executable, str(PLOTS / "run_worklog.py"), "--bin-dir", str(bin_dir),
+            done = subprocess.run([sys.executable, str(PLOTS / "run" / "run_worklog.py"), "--bin-dir", str(bin_dir),
                                    "--out", str(root / "out"), "--no-sweep", "--size", "64",
                                    "--publish", str(checkout / "plots" / "results")],
                                   capture_output=True, text=True, timeout=120,

@@ -17,9 +17,9 @@ from pathlib import Path
 PLOTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PLOTS))
 
-import readme_blocks  # noqa: E402
-import record_variants  # noqa: E402
-import results_csv  # noqa: E402
+from readme import filler as readme_blocks  # noqa: E402
+from run import record_variants  # noqa: E402
+from report import results_csv  # noqa: E402
 
 # Stands in for a step executable: logs its arguments; TFLOP/s is 100 + N / 1000, plus 1 for a
 # variant; the variant named FAIL fails its check (exit 1), and NODEVICE says there is no GPU.

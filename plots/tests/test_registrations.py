@@ -21,9 +21,9 @@ PLOTS = Path(__file__).resolve().parents[1]
 ROOT = PLOTS.parent
 sys.path.insert(0, str(PLOTS))
 
-import readme_blocks  # noqa: E402
-import registrations  # noqa: E402
-from registrations import RegistrationError  # noqa: E402
+from readme import filler as readme_blocks  # noqa: E402
+from run import registrations  # noqa: E402
+from run.registrations import RegistrationError  # noqa: E402
 
 # What a step prints for --list-variants (common/step_registry.cpp: registration_json), with what a
 # careless reader would trip on: an escaped quote, UTF-8, a variant list in an order that is not sorted.
@@ -191,7 +191,7 @@ class RepositoryTest(unittest.TestCase):
 class ReadmeBlocksTest(unittest.TestCase):
     def test_readme_blocks_names_no_step_outside_its_docstrings(self):
         # The build's list (CMakeLists.txt) is the only list of steps: a step's choices live in its README.
-        tree = ast.parse((PLOTS / "readme_blocks.py").read_text(encoding="utf-8"))
+        tree = ast.parse((PLOTS / "readme" / "filler.py").read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
                       and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}

@@ -19,10 +19,10 @@ sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(PLOTS.parent / "common"))
 
 import exit_codes  # noqa: E402
-import peers  # noqa: E402
-import shape_corpus  # noqa: E402
-import shape_results  # noqa: E402
-from results_csv import InputError  # noqa: E402
+from shapes import peers  # noqa: E402
+from shapes import shape_corpus  # noqa: E402
+from shapes import shape_results  # noqa: E402
+from report.results_csv import InputError  # noqa: E402
 from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -300,7 +300,7 @@ class ShapeResultsTest(unittest.TestCase):
     def test_dram_fraction_timing_and_roofline(self):
         # assemble() gives every measured row its least bytes over its time against the DRAM read rate that
         # the step processes measured; the tables say the card, the date and the timing mode.
-        import results_csv
+        from report import results_csv
         entries = [shape_corpus.Entry("llm", 16, 4096, 4096, "7B attn out", 2),
                    shape_corpus.Entry("square", 4096, 4096, 4096, "", 3)]
 
@@ -339,7 +339,7 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertEqual(self.rows[0]["timing"], "")  # the fixture predates the modes
 
     def test_picks_table_joins_cublas_s_kernel(self):
-        import cublas_names
+        from shapes import cublas_names
         gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128, "duration_us": 9.5})
         split = ("nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT", {"grid": 64, "duration_us": 7.0})
         reduce = ("void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::cublasSplitKParams<float>, float*)",
@@ -377,7 +377,7 @@ class ShapeResultsTest(unittest.TestCase):
     def test_readme_block(self):
         # README.md's `shapes` block is readme_blocks.py's, rendered from shapes.csv by category_table
         # (the repository's own README is checked with every other block by test_readme_blocks.py).
-        import readme_blocks
+        from readme import filler as readme_blocks
         with tempfile.TemporaryDirectory() as tmp:
             shape_results.write_rows(Path(tmp) / "shapes.csv", self.rows)
             text = readme_blocks.render_block("shapes", readme_blocks.Results(Path(tmp)))
@@ -385,8 +385,8 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertIn("plots/results/shapes.csv", text)
 
     def test_peer_rows_of_the_worklog_table(self):
-        import results_csv
-        import results_table
+        from report import results_csv
+        from report import results_table
         worklog = results_csv.load_rows(FIXTURES / "worklog.csv")
         entry = shape_corpus.Entry("worklog", 4096, 4096, 4096, "", 0)
         raw = {"step": "torch.matmul", "precision": "fp16", "m": 4096, "n": 4096, "k": 4096, "ms": 0.2,
@@ -408,7 +408,7 @@ class ShapeResultsTest(unittest.TestCase):
 class ChartsTest(unittest.TestCase):
     def test_charts_on_the_fixture(self):
         try:
-            import shape_charts
+            from shapes import shape_charts
         except ImportError:
             self.skipTest("no matplotlib")
         rows = shape_results.load(FIXTURES / "shapes.csv")
@@ -466,7 +466,7 @@ class PeersRowsBesideStepRowsTest(unittest.TestCase):
     def test_a_peer_row_reads_back_under_the_header_a_step_writes(self):
         # The shapes run appends the steps' rows and the peers' rows to one raw CSV: a peer's row must
         # have the columns the harness writes (common/report.cpp), the check's verdict included.
-        import results_csv
+        from report import results_csv
         info = {"gpu": "GPU", "sm_count": 132, "cc": "9.0", "runtime": "13.0", "driver": "13.0"}
         with tempfile.TemporaryDirectory() as tmp:
             raw = Path(tmp) / "raw.csv"
@@ -489,7 +489,7 @@ class PeersWithoutGpuTest(unittest.TestCase):
             env = dict(os.environ)
             if modules:
                 env["PYTHONPATH"] = str(fake_module_path(root, *modules))
-            done = subprocess.run([sys.executable, str(PLOTS / "peers.py"), "--engine", engine, "--shapes",
+            done = subprocess.run([sys.executable, str(PLOTS / "shapes" / "peers.py"), "--engine", engine, "--shapes",
                                    str(root / "s.txt"), "--csv", str(root / "out.csv")],
                                   capture_output=True, text=True, timeout=60, env=env)
             self.assertFalse((root / "out.csv").exists())
@@ -689,7 +689,7 @@ class ShapesModeTest(unittest.TestCase):
         self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape"}, {"PASS"})
 
     def test_cublas_picks_in_the_results_folder_join_shapes_md(self):
-        import cublas_names
+        from shapes import cublas_names
         self.out.mkdir()
         gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128})
         cublas_names.write_picks(self.out / cublas_names.PICKS, [
@@ -818,7 +818,7 @@ class FakeCublas:
 def make_fake_triton_matmul(np):
     import types
 
-    import triton_config
+    from shapes import triton_config
 
     module = types.ModuleType("triton_matmul")
     module.Config = triton_config.Config
@@ -844,7 +844,7 @@ class PeersOnStandInsTest(unittest.TestCase):
         self.np = numpy
         self.tmp = tempfile.TemporaryDirectory()
         self.root = Path(self.tmp.name)
-        self.saved = {name: sys.modules.get(name) for name in ("torch", "triton_matmul")}
+        self.saved = {name: sys.modules.get(name) for name in ("torch", "shapes.triton_matmul")}
         self.cublas = peers.Cublas
 
     def tearDown(self):
@@ -860,7 +860,7 @@ class PeersOnStandInsTest(unittest.TestCase):
         import contextlib
         import io
         sys.modules["torch"] = make_fake_torch(self.np, wrong)
-        sys.modules["triton_matmul"] = make_fake_triton_matmul(self.np)
+        sys.modules["shapes.triton_matmul"] = make_fake_triton_matmul(self.np)
         peers.Cublas = FakeCublas
         (self.root / "s.txt").write_text("".join(f"{m}x{n}x{k}\n" for m, n, k in shapes))
         out, err = io.StringIO(), io.StringIO()
@@ -870,7 +870,7 @@ class PeersOnStandInsTest(unittest.TestCase):
         return code, out.getvalue(), err.getvalue()
 
     def test_torch_rows_checked_and_timed(self):
-        import results_csv
+        from report import results_csv
         code, stdout, stderr = self.run_peer("torch", [(64, 48, 40), (1, 33, 17)])
         self.assertEqual((code, stderr), (0, ""), stdout)
         self.assertIn("torch.matmul: PyTorch 0.0+numpy: torch.mm(a, b, out_dtype=torch.float32)", stdout)
@@ -887,7 +887,7 @@ class PeersOnStandInsTest(unittest.TestCase):
                       stderr)
 
     def test_triton_tunes_each_class_once(self):
-        import results_csv
+        from report import results_csv
         code, stdout, stderr = self.run_peer("triton", [(1, 64, 64), (8, 64, 64), (512, 512, 64)], False,
                                              "--time-cap", "1000")
         self.assertEqual((code, stderr), (0, ""), stdout)

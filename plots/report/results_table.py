@@ -4,9 +4,9 @@ Needs only the Python standard library.
 """
 import math
 
-from profile_csv import CUBLAS
-from shape_results import peer_table_rows
-from results_csv import (cublas_ms, timing_words, cublas_name, gemm_flops, latest_per_step, newest,
+from profiling.profile_csv import CUBLAS
+from shapes.shape_results import peer_table_rows
+from report.results_csv import (cublas_ms, timing_words, cublas_name, gemm_flops, latest_per_step, newest,
                          precision_label, precisions, size_of)
 
 

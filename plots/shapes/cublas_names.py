@@ -20,7 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from results_csv import InputError, read_fixed_rows, write_fixed_rows
+from report.results_csv import InputError, read_fixed_rows, write_fixed_rows
 
 PICKS = "cublas_picks.csv"  # the file's name in a results folder
 

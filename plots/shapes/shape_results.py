@@ -10,10 +10,10 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from cublas_names import pick_text
-from results_csv import (InputError, TIMING_MODES, TIMING_WORDS, cublas_name, least_bytes, precision_label,
+from shapes.cublas_names import pick_text
+from report.results_csv import (InputError, TIMING_MODES, TIMING_WORDS, cublas_name, least_bytes, precision_label,
                          read_fixed_rows, size_of, timing_of, write_fixed_rows)
-from shape_corpus import CATEGORY_NAMES, shape_text
+from shapes.shape_corpus import CATEGORY_NAMES, shape_text
 
 # The last five: how the row was timed (results_csv.TIMING_COLUMNS: the mode, the SM clock before and
 # after its timed rounds, whether it fell) and its least bytes over its time as a fraction of the DRAM
