@@ -68,7 +68,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "common"))
 sys.path.insert(0, str(ROOT / "plots"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
-import registrations  # noqa: E402  (plots/registrations.py: what a built step registers)
+from run import registrations  # noqa: E402  (plots/run/registrations.py: what a built step registers)
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -496,12 +496,12 @@ class CellCards:
         if self.blocks is None:
             sys.path.insert(0, str(ROOT / "plots"))
             try:
-                import readme_blocks  # noqa: E402  (standard library only, as this checker)
+                from readme import filler  # noqa: E402  (standard library only, as this checker)
             except ImportError:  # a copy without plots/: no results, so no cell has a card
                 self.blocks = False
             else:
-                self.blocks = readme_blocks
-                self.results = readme_blocks.Results(self.root / "plots" / "results", self.root)
+                self.blocks = filler
+                self.results = filler.Results(self.root / "plots" / "results", self.root)
         if not self.blocks:
             return set()
         try:
