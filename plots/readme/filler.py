@@ -37,25 +37,18 @@ exit_bad_argument, a marker or cell that cannot be read, an unknown table, a mis
 import argparse
 import difflib
 import re
-import statistics
 import sys
 from collections import namedtuple
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "common")]
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
-from profiling.profile_csv import load_profile  # noqa: E402
 from readme import table, views  # noqa: E402
-from readme.formats import Missing, format_value, join_range, select, value_of  # noqa: E402
+from readme.formats import Missing, select, value_of  # noqa: E402
+from readme.results import CHECKOUT, RESULTS, Results  # noqa: E402,F401
 from readme.tables import REQUIRED, TABLES  # noqa: E402
 from readme.views import variant_tables  # noqa: E402,F401  (record_variants.py asks the filler)
-from report.results_csv import InputError, load_experiments, load_rows, load_text_rows  # noqa: E402
 from run import registrations  # noqa: E402
-from shapes import shape_results  # noqa: E402
-
-PLOTS = Path(__file__).resolve().parents[1]
-RESULTS = PLOTS / "results"
-CHECKOUT = PLOTS.parent  # the steps' READMEs, and the CMakeLists.txt that lists them
 
 BEGIN = re.compile(r"<!-- BEGIN generated: (\S+)((?: \S+)*) -->")
 END = re.compile(r"<!-- END generated: (\S+) -->")
@@ -65,60 +58,10 @@ ANY_CELL = re.compile(r"<!--\s*/?cell\b", re.IGNORECASE)
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 NOTE = "<!-- written by plots/readme/filler.py from {}; do not edit -->"
-# The CSVs read as their writers define them; any other as text.
-LOADERS = {"worklog.csv": load_rows, "sweep.csv": load_rows, "profile.csv": load_profile,
-           "variant_profile.csv": load_profile, "experiments.csv": load_experiments,
-           "shapes.csv": shape_results.load, "peers.csv": shape_results.load}
 
 
 class BlockError(Exception):
     """A README or a result the blocks cannot use, said in one line ("FILE:LINE: what")."""
-
-
-class Results:
-    """The CSVs of one results folder, each read once when first asked for; and the registrations of
-    the steps of the checkout `root`, as the built steps in `bin_dir` print them."""
-
-    def __init__(self, folder=RESULTS, root=None, bin_dir=None):
-        self.folder = Path(folder)
-        self.root = Path(root) if root is not None else CHECKOUT
-        self.bin_dir = Path(bin_dir) if bin_dir is not None else registrations.bin_dir(self.root)
-        self._read, self._registrations = {}, {}
-
-    def registration(self, step):
-        """What STEP registers, as its executable says; Missing when it cannot be asked."""
-        if step not in self._registrations:
-            try:
-                self._registrations[step] = registrations.read(self.bin_dir, step)
-            except registrations.RegistrationError as e:
-                raise Missing(str(e)) from None
-        return self._registrations[step]
-
-    def rows(self, name):
-        """The rows of a results CSV (None for a missing peers.csv: a run without the peers)."""
-        if name not in self._read:
-            if name == "peers.csv" and not (self.folder / name).exists():
-                return None
-            try:
-                self._read[name] = LOADERS.get(name, load_text_rows)(self.folder / name)
-            except InputError as e:
-                raise Missing(str(e)) from None
-        return self._read[name]
-
-    def worklog(self):
-        return self.rows("worklog.csv")
-
-    def profile(self):
-        return self.rows("profile.csv")
-
-    def experiments(self):
-        return self.rows("experiments.csv")
-
-    def shapes(self):
-        return self.rows("shapes.csv")
-
-    def peers(self):
-        return self.rows("peers.csv")
 
 
 # ---- Cells ----------------------------------------------------------------------------------------
@@ -169,24 +112,13 @@ def render_cell(spec, results):
     """The text a cell shows."""
     file, options, selectors = parse_cell_spec(spec)
     rows = select(results.rows(file) or [], file, selectors)
-    column, agg = options["column"], options.get("agg")
-    spec_, scale = options.get("format", "auto"), options.get("scale", 1.0)
-    where = f"{file} " + " ".join(f"{k}={v}" for k, v in selectors.items())
-    if not agg:
-        if len(rows) != 1:
-            raise Missing(f"{where}: {'no row' if not rows else f'{len(rows)} rows'} (expected one)")
-        return format_value(value_of(rows[0], column, file), spec_, scale)
-    if not rows:
-        raise Missing(f"{where}: no row")
-    values = [value_of(r, column, file) for r in rows]
-    if any(v is None or isinstance(v, str) for v in values):
-        raise Missing(f"{where}: agg={agg} needs a number in every row's '{column}'")
-    if agg == "list":
-        return ", ".join(format_value(v, spec_, scale) for v in values)
-    if agg == "range":
-        return join_range([format_value(v, spec_, scale) for v in (min(values), max(values))])
-    chosen = {"min": min, "max": max, "median": statistics.median}[agg](values)
-    return format_value(chosen, spec_, scale)
+    agg, where = options.get("agg"), f"{file} " + " ".join(f"{k}={v}" for k, v in selectors.items())
+    if not rows or (len(rows) != 1 and not agg):
+        raise Missing(f"{where}: {'no row' if not rows else f'{len(rows)} rows'} (expected one)")
+    values = [value_of(r, options["column"], file) for r in rows]
+    if agg and any(v is None or isinstance(v, str) for v in values):
+        raise Missing(f"{where}: agg={agg} needs a number in every row's '{options['column']}'")
+    return table.combine(values, agg, options.get("format", "auto"), options.get("scale", 1.0))
 
 
 # ---- Blocks ---------------------------------------------------------------------------------------

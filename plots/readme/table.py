@@ -82,17 +82,19 @@ def cell(column, rows, file, values):
     found = [v for v in (value_of(r, column["column"], file) for r in rows) if v is not None and v != ""]
     if not found:
         return missing
-    if not agg:
-        if len(set(map(str, found))) != 1:  # a group's rows agree on the columns it is grouped by
-            raise Missing(f"{file} column '{column['column']}': {len(found)} values (expected one; agg= to combine)")
-        text = format_value(found[0], spec, scale)
-    elif agg == "list":
-        text = ", ".join(format_value(v, spec, scale) for v in found)
-    elif agg == "range":
-        text = join_range([format_value(v, spec, scale) for v in (min(found), max(found))])
-    else:
-        text = format_value(AGGREGATES[agg](found), spec, scale)
-    return text + column.get("suffix", "")
+    if not agg and len(set(map(str, found))) != 1:  # a group's rows agree on the columns it is grouped by
+        raise Missing(f"{file} column '{column['column']}': {len(found)} values (expected one; agg= to combine)")
+    return combine(found, agg, spec, scale) + column.get("suffix", "")
+
+
+def combine(values, agg, spec="auto", scale=1.0):
+    """The text of values as agg= combines them: min, max, median, range ("a–b"), list ("a, b"),
+    or none (the first)."""
+    if agg == "list":
+        return ", ".join(format_value(v, spec, scale) for v in values)
+    if agg == "range":
+        return join_range([format_value(v, spec, scale) for v in (min(values), max(values))])
+    return format_value(AGGREGATES[agg](values) if agg else values[0], spec, scale)
 
 
 def _groups(rows, columns):

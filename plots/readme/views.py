@@ -29,7 +29,7 @@ def _shape(size):
 def speedups(results, **_):
     """worklog.csv's rows, each with previous_step (the step run before it at its size) and speedup
     (that step's time over this one's; "(vs FP32)" where the precision changes; "—" beside a FAIL)."""
-    rows, out = results.worklog(), []
+    rows, out = results.rows("worklog.csv"), []
     for row in rows:
         group = [r for r in rows if size_of(r) == size_of(row)]
         order = list(dict.fromkeys(r["step"] for r in group))
@@ -47,7 +47,7 @@ def speedups(results, **_):
 def _longest_kernels(results):
     """{(step, precision): the step's longest-running kernel in profile.csv}."""
     longest = {}
-    for r in results.profile():
+    for r in results.rows("profile.csv"):
         key = (r["step"], r["precision"])
         if key not in longest or (r["duration_ns"] or 0) > (longest[key]["duration_ns"] or 0):
             longest[key] = r
@@ -58,7 +58,7 @@ def _pays(results, spec, order):
     """{step: text} for the ladder's pays=STEP:SHAPE,...: the step's % of cuBLAS on the shape it was
     written for (shapes.csv), beside the ladder's step before it. SHAPE is MxNxK, or `corpus`: the
     geometric mean over every shape of the corpus (a shape in two categories counted once)."""
-    rows = [r for r in results.shapes() if shape_results.counted(r)]
+    rows = [r for r in results.rows("shapes.csv") if shape_results.counted(r)]
 
     def on(engine, shape):
         by_shape = {}
@@ -96,17 +96,17 @@ def ladder(results, counters, pays, **_):
     """One row per step at the worklog's size (its words, precision, TFLOP/s, % of cuBLAS, what holds
     it back in plain words, linked to counters=), cuBLAS after the last step of each precision, a step
     the build has but the run did not measure after the last; pays=: _pays's column."""
-    rows = latest_per_step(results.worklog())
+    rows = latest_per_step(results.rows("worklog.csv"))
     if not rows:
         raise Missing("worklog.csv has no rows")
     size = headline_size(rows)
-    order = list(dict.fromkeys(r["step"] for r in results.worklog() if size_of(r) == size))
+    order = list(dict.fromkeys(r["step"] for r in results.rows("worklog.csv") if size_of(r) == size))
     mine = sorted((r for r in rows if size_of(r) == size), key=lambda r: order.index(r["step"]))
     profiled, paid = _longest_kernels(results), (_pays(results, pays, order) if pays else {})
     newest = max(mine, key=lambda r: r["time"])
     common = {"shape": _shape(size), "run_line": DERIVED["run_line"](newest),
               "pays_caption": f"; the last column from the shape corpus (`plots/results/shapes.csv`; "
-                              f"{shape_results.run_caption(results.shapes())})" if pays else ""}
+                              f"{shape_results.run_caption(results.rows('shapes.csv'))})" if pays else ""}
 
     def verdict(step, precision):
         row = profiled.get((step, precision))
@@ -172,7 +172,7 @@ COUNTER_ROWS = {
 
 def _profile_row(results, step, precision=None):
     """The longest-running kernel of a step (cuBLAS: of a precision) in profile.csv."""
-    rows = [r for r in results.profile() if r["step"] == step and (precision is None or r["precision"] == precision)]
+    rows = [r for r in results.rows("profile.csv") if r["step"] == step and (precision is None or r["precision"] == precision)]
     if not rows:
         raise Missing(f"profile.csv has no row of {step}" + (f" {precision}" if precision else ""))
     return max(rows, key=lambda r: r["duration_ns"] or 0.0)
@@ -218,7 +218,7 @@ def experiment_caption(rows):
 
 def experiments(results, experiment, **_):
     """experiments.csv's rows of one experiment, each with `caption` (experiment_caption of them all)."""
-    rows = [r for r in results.experiments() if r["experiment"] == experiment]
+    rows = [r for r in results.rows("experiments.csv") if r["experiment"] == experiment]
     return [{**r, "caption": experiment_caption(rows)} for r in rows]
 
 
@@ -244,7 +244,7 @@ def variants(results, step, rows, experiment, labels, **_):
     % of cuBLAS as the range over the processes, what each changes as its kernel.cu registers it."""
     if labels not in LABELS:
         raise Missing(f"labels= must be one of {', '.join(LABELS)}")
-    pairs, everything = variant_rows(step, rows), [r for r in results.experiments() if r["experiment"] == experiment]
+    pairs, everything = variant_rows(step, rows), [r for r in results.rows("experiments.csv") if r["experiment"] == experiment]
     out, used = [], []
     for s, v in pairs:
         registration = results.registration(s)
@@ -315,7 +315,7 @@ VIEWS = {"speedups": speedups, "ladder": ladder, "counters": counters, "experime
 
 # Tables the reports also write into the results folder, quoted as they write them.
 MARKDOWN = {
-    "results_table": lambda results: build_table(results.worklog(), limited_by_step(results.profile()), results.peers()),
-    "shapes": lambda results: shape_results.category_table(results.shapes()),
-    "shapes_roofline": lambda results: shape_results.roofline_table(results.shapes()),
+    "results_table": lambda results: build_table(results.rows("worklog.csv"), limited_by_step(results.rows("profile.csv")), results.rows("peers.csv")),
+    "shapes": lambda results: shape_results.category_table(results.rows("shapes.csv")),
+    "shapes_roofline": lambda results: shape_results.roofline_table(results.rows("shapes.csv")),
 }
