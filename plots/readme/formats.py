@@ -125,7 +125,9 @@ def value_of(row, column, file):
     if column in DERIVED:
         try:
             return DERIVED[column](row)
-        except (KeyError, TypeError):  # not a row of the CSV it is made from, or a count missing
+        except KeyError:  # made from columns this CSV lacks
+            raise Missing(f"{file} has no column '{column}' (its derived quantity needs other columns)") from None
+        except TypeError:  # a count missing from the arithmetic
             return None
     raise Missing(f"{file} has no column '{column}' (nor a derived quantity of that name)")
 

@@ -115,7 +115,7 @@ def chosen_rows(spec, rows, values):
                 for group in _groups(rows, spec["longest"]).values()]
     if not rows:
         shown = " ".join(f"{k}={_fill(str(v), values)}" for k, v in spec.get("where", {}).items())
-        raise Missing(f"{file} has no rows" + (f" with {shown}" if shown else ""))
+        raise Missing(f"{', '.join(spec.get('sources', [file]))} has no rows" + (f" with {shown}" if shown else ""))
     return rows
 
 

@@ -290,7 +290,7 @@ def variant_tables(root):
         for found in filler.find(readme.read_text(encoding="utf-8"), str(readme)):
             if found.kind == "block" and found.name == f"variants/{step}":
                 try:
-                    options = filler.block_options(filler.spec_of("variants/")[0], found.options)
+                    options = filler.block_options(filler.TABLES["variants"], found.options)
                     tables[step] = variant_rows(step, options["rows"])
                 except Missing as e:
                     raise filler.BlockError(f"{readme}:{found.line}: {e}") from None

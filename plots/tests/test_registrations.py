@@ -21,7 +21,7 @@ PLOTS = Path(__file__).resolve().parents[1]
 ROOT = PLOTS.parent
 sys.path.insert(0, str(PLOTS))
 
-from readme import filler as readme_blocks  # noqa: E402
+from readme import filler  # noqa: E402
 from run import registrations  # noqa: E402
 from run.registrations import RegistrationError  # noqa: E402
 
@@ -176,7 +176,7 @@ class RepositoryTest(unittest.TestCase):
             self.assertRegex(name, r"^menu_\d+x\d+_c[12]$")
 
     def test_every_variant_a_readme_table_names_is_registered(self):
-        tables = readme_blocks.variant_tables(ROOT)
+        tables = filler.variant_tables(ROOT)
         self.assertTrue(tables)
         for table, rows in tables.items():
             for step, variant in rows:
@@ -189,7 +189,7 @@ class RepositoryTest(unittest.TestCase):
 
 
 class ReadmeBlocksTest(unittest.TestCase):
-    def test_readme_blocks_names_no_step_outside_its_docstrings(self):
+    def test_readme_filler_names_no_step_outside_its_docstrings(self):
         # The build's list (CMakeLists.txt) is the only list of steps: a step's choices live in its README.
         tree = ast.parse((PLOTS / "readme" / "filler.py").read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)

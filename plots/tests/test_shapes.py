@@ -375,12 +375,12 @@ class ShapeResultsTest(unittest.TestCase):
                 assert_rejected(self, shape_results.load, path, body, message)
 
     def test_readme_block(self):
-        # README.md's `shapes` block is readme_blocks.py's, rendered from shapes.csv by category_table
-        # (the repository's own README is checked with every other block by test_readme_blocks.py).
-        from readme import filler as readme_blocks
+        # README.md's `shapes` block is readme/filler.py's, rendered from shapes.csv by category_table
+        # (the repository's own README is checked with every other block by test_readme/filler.py).
+        from readme import filler
         with tempfile.TemporaryDirectory() as tmp:
             shape_results.write_rows(Path(tmp) / "shapes.csv", self.rows)
-            text = readme_blocks.render_block("shapes", readme_blocks.Results(Path(tmp)))
+            text = filler.render_block("shapes", filler.Results(Path(tmp)))
         self.assertIn(shape_results.category_table(self.rows).strip(), text)
         self.assertIn("plots/results/shapes.csv", text)
 
