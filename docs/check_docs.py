@@ -28,7 +28,7 @@ dropped), the first time the term occurs in README.md (whole words, in any case,
 "d", "ed" or "ing" after), that occurrence must be the text of a link to that glossary entry.
 
 Measured figures live in plots/results and reach a page only as generated blocks and quoted cells
-(plots/readme_blocks.py). So, outside those, comments and code:
+(plots/readme/filler.py). So, outside those, comments and code:
 
 - a number followed by %, TFLOP/s, µs or GB is a problem, unless its paragraph (or table, or list
   item) links docs/published_figures.md and the number is on that page (a figure others published),
@@ -42,7 +42,7 @@ The READMEs of the steps in PENDING_REWRITE are not read for these three. And:
 - README.md's generated block "ladder" starts by line LADDER_FIRST_SCREEN and has a row for every
   add_worklog_step() of CMakeLists.txt;
 - each step's README names, in code, every variant the step registers, as its built executable lists
-  them (`--list-variants`, read by plots/registrations.py from --bin-dir, default $WORKLOG_BIN_DIR,
+  them (`--list-variants`, read by plots/run/registrations.py from --bin-dir, default $WORKLOG_BIN_DIR,
   else build/bin; without a build there, this one rule is skipped, saying so on stderr);
 - every test that common/tests/CMakeLists.txt registers (add_test(NAME ...), `gpu.${step}` read as
   `gpu.<step>`) is named, in code, on docs/testing.md.
@@ -261,7 +261,7 @@ def undefined_terms(text):
 
 # ---- Measured figures, counts, the ladder, variants, tests ----------------------------------------
 
-# A block's BEGIN line may carry its options after the name (plots/readme_blocks.py); its END line names it alone.
+# A block's BEGIN line may carry its options after the name (plots/readme/filler.py); its END line names it alone.
 GENERATED = re.compile(r"<!-- BEGIN generated: (\S+)(?: \S+)* -->.*?<!-- END generated: \1 -->", re.DOTALL)
 CELL = re.compile(r"<!-- cell: .*? -->.*?<!-- /cell -->")
 FIGURE = re.compile(r"(?<![\w.\-/·×])(\d[\d,]*(?:\.\d+)?)\s?(%|TFLOP/s|µs|GB\b)")
@@ -347,7 +347,7 @@ def typed_figures(md, root, published=None):
                 if cites and m.group(1) in published:
                     continue
                 found.append(f"{name}:{first + offset}: figure '{figure}' typed by hand: quote it as a cell of "
-                             "plots/results (plots/readme_blocks.py), or, if others published it, from "
+                             "plots/results (plots/readme/filler.py), or, if others published it, from "
                              f"{PUBLISHED} with a link to it in the same paragraph")
     return found
 
@@ -401,7 +401,7 @@ def ladder_problems(root, withheld=frozenset()):
     for step in steps:
         if step not in rows:
             found.append(f"README.md:{line}: the ladder has no row for {step} (run the worklog with it and "
-                         "publish, or python3 plots/readme_blocks.py --write)")
+                         "publish, or python3 plots/readme/filler.py --write)")
     return found
 
 
@@ -478,9 +478,9 @@ def names_card(text, gpu):
 
 
 class CellCards:
-    """The GPUs of the rows that a cell selects, read as plots/readme_blocks.py reads cells, from
+    """The GPUs of the rows that a cell selects, read as plots/readme/filler.py reads cells, from
     the checkout's plots/results: {spec: set of `gpu` values}. A cell that cannot be read (no such
-    CSV, column or row) gives none; `readme_blocks.py --check` is the check that says why."""
+    CSV, column or row) gives none; `readme/filler.py --check` is the check that says why."""
 
     def __init__(self, root):
         self.root = Path(root)

@@ -329,7 +329,7 @@ class RulesTest(unittest.TestCase):
 
 class CardsTest(unittest.TestCase):
     """A paragraph whose cells quote rows of two GPUs names both cards: read from a results CSV with
-    a `gpu` column, as plots/readme_blocks.py reads cells."""
+    a `gpu` column, as plots/readme/filler.py reads cells."""
 
     H100 = "<!-- cell: runs.csv step=a column=tflops -->700<!-- /cell -->"
     H200 = "<!-- cell: runs.csv step=b column=tflops -->650<!-- /cell -->"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Profile every step of the GEMM worklog, and cuBLAS, with Nsight Compute: counters, not models.
 
-    python3 plots/ncu_profile.py --bin-dir BUILD/bin --out DIR [--size 4096] [--ncu PATH]
+    python3 plots/profiling/ncu_profile.py --bin-dir BUILD/bin --out DIR [--size 4096] [--ncu PATH]
         [--publish DIR] [--timeout SECONDS] [--peak-fp32 T --peak-fp16 T --bandwidth GBS]
         [--venv BUILD/plots-venv] [--variants STEP/VARIANT,...]
 
@@ -56,7 +56,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 from report import make_plots  # noqa: E402
 from run import plots_env  # noqa: E402
-from readme import filler as readme_blocks  # noqa: E402
+from readme import filler  # noqa: E402
 from run.arguments import (add_peak_arguments, add_venv_argument, comma_list, given_peak_arguments,  # noqa: E402
                        positive_int)
 from profiling.profile_csv import (CUBLAS, MISSING, PROFILE_COLUMNS, TEXT_COLUMNS, add_step_totals,  # noqa: E402
@@ -594,7 +594,7 @@ def main(argv=None):
         write_outputs(args, rows)
     if args.publish:
         publish(args.out, args.publish, (VARIANT_PROFILE,) if args.variants else PUBLISHED)
-        readme_blocks.refresh(args.publish, "ncu_profile", args.bin_dir)  # a checkout's plots/results: its READMEs
+        filler.refresh(args.publish, "ncu_profile", args.bin_dir)  # a checkout's plots/results: its READMEs
     say(summary(rows))
     say(f"ncu_profile: {len(rows)} kernel(s) profiled in {time.monotonic() - started:.0f} s"
         + (f"; FAILED: {', '.join(failures)}" if failures else ""))

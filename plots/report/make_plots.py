@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn the CSV rows written by the step executables into a table and charts.
 
-    python3 plots/make_plots.py --csv RESULTS.csv [--sweep SWEEP.csv] --out DIR [--table-only]
+    python3 plots/report/make_plots.py --csv RESULTS.csv [--sweep SWEEP.csv] --out DIR [--table-only]
                                 [--peak-fp32 TFLOPS --peak-fp16 TFLOPS --bandwidth GBS]
                                 [--profile PROFILE.csv] [--peers PEERS.csv] [--shapes SHAPES.csv]
                                 [--cublas-picks CUBLAS_PICKS.csv]
@@ -11,7 +11,7 @@ sweep.png. With --profile (profile.csv from ncu_profile.py), table.md gains the 
 (measured)" column, and roofline_measured.png is drawn; --profile without --csv draws only that.
 With --peers (peers.csv, run_worklog.py), table.md gains the peers' rows. With --shapes
 (shapes.csv, the shapes run), shapes.md, and unless --table-only shapes_squares.png and
-shapes_llm.png; --shapes needs no --csv. With --cublas-picks (cublas_picks.csv, plots/cublas_pick.py),
+shapes_llm.png; --shapes needs no --csv. With --cublas-picks (cublas_picks.csv, plots/shapes/cublas_pick.py),
 shapes.md gains a table of those shapes beside cuBLAS's own kernel.
 The table needs only Python; the charts need matplotlib (plots/requirements.txt): without it, the
 table is still written and one warning says how to get the charts. draw_results() runs this on

@@ -100,9 +100,9 @@ def build_table(rows, limited_by=None, peers=None):
     ]
     if peer_rows:
         lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
-                      "(plots/peers.py): each is timed in its own process in alternation with cuBLAS's "
+                      "(plots/shapes/peers.py): each is timed in its own process in alternation with cuBLAS's "
                       "cublasGemmEx there, and its % is against that.")
     if limited_by is not None:
-        lines[-1] += (" Limited by (measured): the rule in plots/profile_csv.py (limited_by) applied to "
+        lines[-1] += (" Limited by (measured): the rule in plots/profiling/profile_csv.py (limited_by) applied to "
                       "Nsight Compute's counters in profile.csv.")
     return "\n".join(lines) + "\n"

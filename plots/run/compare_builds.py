@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Before and after: the same steps from two builds, on the same shapes and GPU, in alternating processes.
 
-    python3 plots/compare_builds.py --before OLD/build/bin --after build/bin \\
+    python3 plots/run/compare_builds.py --before OLD/build/bin --after build/bin \\
         --steps 11_stream_k,13_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 200] \\
         [--loss 1] [--no-check] [--out FILE.csv]
 

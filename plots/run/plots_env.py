@@ -3,7 +3,7 @@
 virtual environment in the build tree, made on first use with plots/requirements.txt installed
 into it (pip's output goes to VENV.log beside it).
 
-    python3 plots/plots_env.py --venv BUILD/plots-venv [--requirements FILE] -- ARGS...
+    python3 plots/run/plots_env.py --venv BUILD/plots-venv [--requirements FILE] -- ARGS...
 
 runs `PYTHON ARGS...` with such a Python (CTest runs the plot tests this way) and exits with
 its exit code, or with 77 ("skipped" to CTest) after one line saying why when no such Python can

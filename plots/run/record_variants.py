@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Measure the rows of a step's variant table and write them as rows of plots/results/experiments.csv.
 
-    python3 plots/record_variants.py --bin-dir build/bin --tables 07_async_pipeline,08_mma_ldmatrix \\
+    python3 plots/run/record_variants.py --bin-dir build/bin --tables 07_async_pipeline,08_mma_ldmatrix \\
         [--sizes 4096,8192] [--processes 3] [--experiment technique_variants] [--root DIR] --out FILE
 
 A step's variant table is the `variants/STEP` block of STEP/README.md: its BEGIN line's rows= names
-the rows, the step itself, its variants, or another step (readme_blocks.variant_tables). The tables
+the rows, the step itself, its variants, or another step (filler.variant_tables). The tables
 known are those of the steps that CMakeLists.txt builds, in the checkout --root (default: the one
 this script is in).
 
@@ -15,7 +15,7 @@ runs after 5 warm-ups). The processes are taken in turn: the first process of ev
 then the second of each, so that a slow spell of the GPU falls on all rows alike rather than on
 one. Each run gives four rows of FILE (appended; the header written when FILE is new): ms, tflops,
 cublas_tflops and pct_cublas, with `run` the process's number. Copy them into
-plots/results/experiments.csv, then `python3 plots/readme_blocks.py --write` renders the tables.
+plots/results/experiments.csv, then `python3 plots/readme/filler.py --write` renders the tables.
 
 A run that fails (its check, or any other exit code) is reported on stderr and writes no row; the
 other runs go on, and the exit code is then 1. A run that outlasts --timeout seconds is stopped and
@@ -32,11 +32,11 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "common")]
 import exit_codes  # noqa: E402
-from readme import filler as readme_blocks  # noqa: E402
+from readme import filler  # noqa: E402
 
 COLUMNS = ["experiment", "date", "gpu", "step", "variant", "m", "n", "k", "run", "metric", "value", "source"]
 METRICS = ("ms", "tflops", "cublas_tflops", "pct_cublas")  # columns of the harness's CSV, kept as metrics
-SOURCE = ("plots/record_variants.py: each row of the variant table in its own process, the processes "
+SOURCE = ("plots/run/record_variants.py: each row of the variant table in its own process, the processes "
           "taken in turn; step and cuBLAS timed in alternation, cold (L2 flushed before every timed run), by the "
           "kernels' timestamps, median of 20 runs after 5 warm-ups")
 
@@ -57,13 +57,13 @@ def parse_args(argv):
     parser.add_argument("--processes", type=int, default=3, help="processes per row and size (default 3)")
     parser.add_argument("--experiment", default="technique_variants", help="the rows' experiment name")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take (default 300)")
-    parser.add_argument("--root", type=Path, default=readme_blocks.CHECKOUT,
+    parser.add_argument("--root", type=Path, default=filler.CHECKOUT,
                         help="the checkout whose steps' READMEs hold the tables (default: this script's)")
     parser.add_argument("--out", required=True, type=Path, help="CSV file the rows are appended to")
     args = parser.parse_args(argv)
     try:
-        args.known = readme_blocks.variant_tables(args.root)
-    except readme_blocks.BlockError as e:
+        args.known = filler.variant_tables(args.root)
+    except filler.BlockError as e:
         parser.error(str(e))
     unknown = [t for t in args.tables if t not in args.known]
     if unknown or not args.tables:
@@ -75,7 +75,7 @@ def parse_args(argv):
 
 
 def table_rows(known, tables):
-    """The (step, variant) pairs of the tables (known: readme_blocks.variant_tables), each once, in
+    """The (step, variant) pairs of the tables (known: filler.variant_tables), each once, in
     the tables' order."""
     pairs = []
     for table in tables:

@@ -2,7 +2,7 @@
 """Measure a committed results file again: the same steps (and variants), shapes, scalars and number
 of processes, under the harness's current timing, into a new file of the step executables' columns.
 
-    python3 plots/remeasure.py --bin-dir BUILD/bin --out DIR FILE.csv [FILE.csv ...]
+    python3 plots/run/remeasure.py --bin-dir BUILD/bin --out DIR FILE.csv [FILE.csv ...]
         [--timing cold|warm] [--processes N] [--warmup 5] [--iters 20]
 
 A results file here is any CSV with the columns step, m, n, k (and alpha, beta where it has them):
@@ -13,7 +13,7 @@ its shapes in one process (--shapes), as many processes as the file has rows of 
 (--processes overrides), each checked, timed in --timing's mode and given its DRAM fraction
 (--dram-fraction). A step's variant ("12_swap_ab/swap_all") runs as --variant. DIR/FILE.csv gets the
 new rows, every column the harness writes (results_csv.py), in the order of the runs; copy it over
-the committed one and run readme_blocks.py --write.
+the committed one and run readme/filler.py --write.
 
 Exit codes (common/exit_codes.hpp): 0 done; 1 a check failed or a step stopped (the rest still runs);
 2 bad arguments or a file without those columns.

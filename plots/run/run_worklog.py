@@ -2,16 +2,16 @@
 """Run every step of the GEMM worklog, then the size sweep, then write the table and the charts; or,
 with --shapes, run chosen steps, cuBLAS and the peers on the shape corpus.
 
-    python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results [--size 4096]
+    python3 plots/run/run_worklog.py --bin-dir BUILD/bin --out BUILD/results [--size 4096]
         [--sweep-sizes 256,257,512,...] [--no-sweep] [--publish DIR] [--iters N --warmup N]
         [--timing cold|warm] [--venv BUILD/plots-venv] [--no-peers] [--peer-python PYTHON]
-    python3 plots/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS]
+    python3 plots/run/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS]
         [--steps 10,08] [--timing cold|warm] [--publish DIR] [--no-peers] [--peer-python PYTHON] [--venv ...]
 
 The steps and their order come from BIN_DIR/worklog_steps.txt, which the build writes from the
 add_worklog_step() lines of CMakeLists.txt. Each step runs at --size; the sweep then runs the
 fastest verified step of each precision, as just measured, at every --sweep-sizes N. The peers
-(plots/peers.py: torch.matmul and a Triton kernel, each in its own process, timed against cuBLAS
+(plots/shapes/peers.py: torch.matmul and a Triton kernel, each in its own process, timed against cuBLAS
 there) run at --size too, and the table gains their rows (peers.csv); a peer that this Python
 (--peer-python) cannot run is a row saying "not available", and not a failure.
 
@@ -21,9 +21,9 @@ README's shapes chapter quotes, and 08_mma_ldmatrix, found by running each step 
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
 a chosen step's bounding variants after it (SHAPES_VARIANTS: 14_tile_per_shape's best_of_menu, one
 more process), then each peer likewise; and writes shapes.csv, shapes.md and the charts
-shapes_squares.png and shapes_llm.png (shapes.md joins cublas_picks.csv, plots/cublas_pick.py's,
+shapes_squares.png and shapes_llm.png (shapes.md joins cublas_picks.csv, plots/shapes/cublas_pick.py's,
 when --out holds one). With --publish, it copies them there and, when that is a checkout's
-plots/results, rewrites the READMEs' generated blocks (readme_blocks.py; the `shapes` block of
+plots/results, rewrites the READMEs' generated blocks (filler.py; the `shapes` block of
 README.md among them).
 
 Every run is timed in --timing's mode (default cold: L2 flushed before every timed run; warm:
@@ -62,7 +62,7 @@ import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit
 from shapes import cublas_names  # noqa: E402
 from report import make_plots  # noqa: E402
 from run import plots_env  # noqa: E402
-from readme import filler as readme_blocks  # noqa: E402
+from readme import filler  # noqa: E402
 from shapes import shape_corpus  # noqa: E402
 from shapes import shape_results  # noqa: E402
 from run.arguments import add_venv_argument, check_list, comma_list, int_at_least, positive_int  # noqa: E402
@@ -159,7 +159,7 @@ def parse_args(argv):
                              f"last step of each precision, every step from {SHAPES_FROM:02d} on, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
-                        help="the Python that runs plots/peers.py (default: this one)")
+                        help="the Python that runs plots/shapes/peers.py (default: this one)")
     add_venv_argument(parser)
     args = parse_naming_unknown_first(parser, required, argv)
     check_list(parser, "--steps", args.steps, "step", needs=("--shapes", args.shapes))
@@ -449,7 +449,7 @@ def run_shapes(args, started):
         return code
     if args.publish:
         publish(args.out, args.publish, SHAPES_PUBLISHED + (cublas_names.PICKS,))
-        readme_blocks.refresh(args.publish, "run_worklog", args.bin_dir)  # the README's `shapes` block among the others
+        filler.refresh(args.publish, "run_worklog", args.bin_dir)  # the README's `shapes` block among the others
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED: " + ", ".join(failed), file=sys.stderr)
@@ -490,7 +490,7 @@ def run_worklog(args):
         return code
     if args.publish:
         publish(args.out, args.publish)
-        readme_blocks.refresh(args.publish, "run_worklog", args.bin_dir)  # a checkout's plots/results: its READMEs
+        filler.refresh(args.publish, "run_worklog", args.bin_dir)  # a checkout's plots/results: its READMEs
     print(f"run_worklog: done in {time.monotonic() - started:.1f} s", flush=True)
     if failed:
         print("run_worklog: FAILED verification: " + ", ".join(failed), file=sys.stderr)

@@ -3,7 +3,7 @@
 measures it (common/harness_timing.hpp, cold and warm) beside the ratio of the kernel times that
 Nsight Compute measures with its caches flushed, into timing_validation.csv.
 
-    python3 plots/validate_timing.py --bin-dir BUILD/bin --out DIR [--step 14_tile_per_shape]
+    python3 plots/run/validate_timing.py --bin-dir BUILD/bin --out DIR [--step 14_tile_per_shape]
         [--shapes 128x128x128,...] [--ncu PATH] [--timeout SECONDS]
 
 For each shape (default SHAPES: small squares, decode layers, convolutions, the headline squares):

@@ -2,7 +2,7 @@
 """cuBLAS's own pick: for each shape of a list, the kernel cuBLAS runs (its tile, stages, cluster,
 split-K), read through Nsight Compute, into cublas_picks.csv.
 
-    python3 plots/cublas_pick.py --bin-dir BUILD/bin --out DIR
+    python3 plots/shapes/cublas_pick.py --bin-dir BUILD/bin --out DIR
         (--shapes 1024x1024x1024,1536x1536x1536,... | --shape-file FILE | --corpus [CSV] [--categories a,b])
         [--step 08_mma_ldmatrix] [--ncu PATH] [--timeout SECONDS]
 

@@ -2,7 +2,7 @@
 """Time what a reader would use instead of writing CUDA, against cuBLAS, on a list of shapes: one
 process per peer, each shape checked, then timed in alternation with cuBLAS.
 
-    python3 plots/peers.py --engine torch|triton --shapes FILE --csv OUT.csv
+    python3 plots/shapes/peers.py --engine torch|triton --shapes FILE --csv OUT.csv
         [--warmup 1 --iters 10 --time-cap 100 --seed 2024 --device 0 --timing cold|warm]
 
 Engines (FP16 inputs, FP32 accumulation):
@@ -22,7 +22,7 @@ Python's launch overhead is not what is timed, and in the cold mode (the default
 each timed run follows a read of three times L2, which evicts the operands.
 
 FILE: one MxNxK a line ('#' comments), as the step executables read it. OUT.csv: one row per shape
-in the step executables' columns (plots/results_csv.py), the peer's name in the step column.
+in the step executables' columns (plots/report/results_csv.py), the peer's name in the step column.
 Exit codes (common/exit_codes.hpp): 0 done; 1 a check failed; 2 bad arguments; 3 some shapes did
 not fit in device memory (skipped); 5 a CUDA error; 6 this Python lacks PyTorch or Triton (one line
 says which: the peer is not available); 77 no CUDA device.

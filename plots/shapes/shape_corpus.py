@@ -115,7 +115,7 @@ def shape_text(shape):
 
 def shape_list_text(shapes):
     """The list that `--shapes FILE` reads (step executables and peers.py): one MxNxK a line."""
-    return "# written by plots/run_worklog.py from the shape corpus\n" + "".join(f"{shape_text(s)}\n" for s in shapes)
+    return "# written by plots/run/run_worklog.py from the shape corpus\n" + "".join(f"{shape_text(s)}\n" for s in shapes)
 
 
 def parse_shape_list(text, name):

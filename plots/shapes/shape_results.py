@@ -476,7 +476,7 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
                             fmt_tflops(s["geomean_tflops"])))
     if picks:
         lines += ["", "## cuBLAS's own kernel", "",
-                  "The kernel that cuBLAS ran for each shape of cublas_picks.csv (plots/cublas_pick.py: its name "
+                  "The kernel that cuBLAS ran for each shape of cublas_picks.csv (plots/shapes/cublas_pick.py: its name "
                   "and launch read through Nsight Compute), its configuration turned into the worklog's rows × "
                   "columns (cuBLAS is column-major: its first tile dimension runs along our N), beside the "
                   "steps' % of cuBLAS on the same shape.", "", picks_table(rows, picks).rstrip("\n")]

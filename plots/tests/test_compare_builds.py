@@ -1,4 +1,4 @@
-"""Tests for plots/compare_builds.py, with fake step programs (shell scripts), so no GPU.
+"""Tests for plots/run/compare_builds.py, with fake step programs (shell scripts), so no GPU.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -p 'test_compare_builds.py' -v
 """

@@ -1,5 +1,5 @@
 """Tests for cuBLAS's own pick without a GPU or Nsight Compute: the kernel-name parser and
-cublas_picks.csv (plots/cublas_names.py), and plots/cublas_pick.py against a fake ncu and a fake
+cublas_picks.csv (plots/shapes/cublas_names.py), and plots/shapes/cublas_pick.py against a fake ncu and a fake
 step executable; make_plots --cublas-picks.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v

@@ -1,4 +1,4 @@
-"""Tests for plots/make_plots.py and the modules it uses (results_csv, results_table, charts), on
+"""Tests for plots/report/make_plots.py and the modules it uses (results_csv, results_table, charts), on
 the hand-written CSVs in fixtures/.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v

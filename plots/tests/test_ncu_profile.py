@@ -1,4 +1,4 @@
-"""Tests for plots/ncu_profile.py and profile.csv (profile_csv.py), without a GPU or Nsight Compute:
+"""Tests for plots/profiling/ncu_profile.py and profile.csv (profile_csv.py), without a GPU or Nsight Compute:
 ncu's CSV output from recorded fixtures (fixtures/ncu_*.csv), the intensity arithmetic, the
 "limited by" rule, profile.csv, the merged table (results_table, make_plots --profile) and the
 measured roofline (charts), and the driver against a fake ncu and fake steps.

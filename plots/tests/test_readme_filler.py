@@ -543,7 +543,7 @@ class RepositoryTest(unittest.TestCase):
         table = (filler.RESULTS / "table.md").read_text(encoding="utf-8")
         self.assertEqual(body, table.rstrip() + "\n\n",
                          "plots/results/table.md is not what worklog.csv, profile.csv and peers.csv give: rerun "
-                         "make_plots (python3 plots/make_plots.py --csv plots/results/worklog.csv --profile "
+                         "make_plots (python3 plots/report/make_plots.py --csv plots/results/worklog.csv --profile "
                          "plots/results/profile.csv --peers plots/results/peers.csv --out plots/results --table-only)")
 
     def test_experiments_csv_reads(self):

@@ -1,4 +1,4 @@
-"""Tests for plots/record_variants.py, with fake step executables (shell scripts), so no GPU, and a
+"""Tests for plots/run/record_variants.py, with fake step executables (shell scripts), so no GPU, and a
 fake checkout whose steps' READMEs hold the variant tables; and for the variants block of
 plots/readme/filler.py over what it writes.
 

@@ -1,4 +1,4 @@
-"""Tests for plots/registrations.py: reading a step's registration from what its executable prints with
+"""Tests for plots/run/registrations.py: reading a step's registration from what its executable prints with
 --list-variants (fake executables that answer well, badly or not at all), the build's list of steps,
 and this repository's build: every step the build lists answers --list-variants with its own
 registration, and every variant a README's variant table names is registered.

@@ -1,4 +1,4 @@
-"""Tests for plots/run_worklog.py and plots/plots_env.py, using fake step executables (small
+"""Tests for plots/run/run_worklog.py and plots/run/plots_env.py, using fake step executables (small
 shell scripts) and the list of steps the build would write, so no GPU.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
@@ -86,7 +86,7 @@ def make_bin_dir(root, codes, listed=None, tflops=None, precisions=None):
     return bin_dir
 
 
-# Stands in for the Python that runs plots/peers.py: torch.matmul measures every shape at 2 TFLOP/s
+# Stands in for the Python that runs plots/shapes/peers.py: torch.matmul measures every shape at 2 TFLOP/s
 # (about 4% of the fake steps' cuBLAS); Triton is not available. Logs its arguments to LOG.
 FAKE_PEER_PYTHON = """#!/bin/sh
 echo "PEER $*" >> "LOG"
@@ -124,7 +124,7 @@ def make_peer_python(root):
 
 def run_driver(*argv, python=sys.executable, env=None, peers=None):
     """Run run_worklog.py as a command (its children write to the real stdout). peers: the
-    --peer-python to give (default: none, so this Python runs plots/peers.py)."""
+    --peer-python to give (default: none, so this Python runs plots/shapes/peers.py)."""
     extra = [] if peers is None else ["--peer-python", peers]
     done = subprocess.run([str(python), str(PLOTS / "run" / "run_worklog.py"), *map(str, argv), *map(str, extra)],
                           capture_output=True, text=True, timeout=120, env=env)

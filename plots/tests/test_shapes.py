@@ -1,4 +1,4 @@
-"""Tests for the shapes run without a GPU: the corpus (plots/shape_corpus.py and the committed
+"""Tests for the shapes run without a GPU: the corpus (plots/shapes/shape_corpus.py and the committed
 shape_corpus.csv), shapes.csv and its arithmetic (shape_results.py), the charts (shape_charts.py) on
 a fixture, peers.py's arithmetic and its paths without PyTorch or Triton, and run_worklog.py's
 --shapes mode and peer rows with fake step executables and a fake peer Python.
