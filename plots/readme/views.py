@@ -15,6 +15,7 @@ from report.results_csv import cublas_name, headline_size, latest_per_step, prec
 from report.results_table import build_table, fmt_pct, fmt_tflops
 from run import registrations
 from shapes import shape_results
+from shapes import shape_tables
 
 
 def _words(value):
@@ -106,7 +107,7 @@ def ladder(results, counters, pays, **_):
     newest = max(mine, key=lambda r: r["time"])
     common = {"shape": _shape(size), "run_line": DERIVED["run_line"](newest),
               "pays_caption": f"; the last column from the shape corpus (`plots/results/shapes.csv`; "
-                              f"{shape_results.run_caption(results.rows('shapes.csv'))})" if pays else ""}
+                              f"{shape_tables.run_caption(results.rows('shapes.csv'))})" if pays else ""}
 
     def verdict(step, precision):
         row = profiled.get((step, precision))
@@ -316,6 +317,6 @@ VIEWS = {"speedups": speedups, "ladder": ladder, "counters": counters, "experime
 # Tables the reports also write into the results folder, quoted as they write them.
 MARKDOWN = {
     "results_table": lambda results: build_table(results.rows("worklog.csv"), limited_by_step(results.rows("profile.csv")), results.rows("peers.csv")),
-    "shapes": lambda results: shape_results.category_table(results.rows("shapes.csv")),
-    "shapes_roofline": lambda results: shape_results.roofline_table(results.rows("shapes.csv")),
+    "shapes": lambda results: shape_tables.category_table(results.rows("shapes.csv")),
+    "shapes_roofline": lambda results: shape_tables.roofline_table(results.rows("shapes.csv")),
 }

@@ -33,6 +33,7 @@ from run import plots_env  # noqa: E402
 from run.arguments import add_peak_arguments  # noqa: E402
 from profiling.profile_csv import gpu_name, limited_by_step, load_profile, roofline_points  # noqa: E402
 from shapes import shape_results  # noqa: E402
+from shapes import shape_tables  # noqa: E402
 from report.results_csv import InputError, load_rows, square_rows  # noqa: E402
 from report.results_table import build_table  # noqa: E402
 
@@ -124,7 +125,7 @@ def main(argv=None):
                               encoding="utf-8")
     if shapes:
         written.append(out / "shapes.md")
-        written[-1].write_text(shape_results.shapes_markdown(shapes, picks=picks), encoding="utf-8")
+        written[-1].write_text(shape_tables.shapes_markdown(shapes, picks=picks), encoding="utf-8")
     if not args.table_only:
         if importlib.util.find_spec("matplotlib") is None:
             print(f"make_plots: warning: matplotlib is not installed for {sys.executable}, so "

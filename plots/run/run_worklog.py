@@ -65,7 +65,8 @@ from run import plots_env  # noqa: E402
 from readme import filler  # noqa: E402
 from shapes import shape_corpus  # noqa: E402
 from shapes import shape_results  # noqa: E402
-from run.arguments import add_venv_argument, check_list, comma_list, int_at_least, positive_int  # noqa: E402
+from run.arguments import (add_venv_argument, check_list, comma_list, int_at_least,  # noqa: E402
+                           parse_naming_unknown_first, positive_int)
 from report.results_csv import InputError, load_rows  # noqa: E402
 
 
@@ -109,33 +110,6 @@ class Stop(Exception):
 
 def size_list(text):
     return [positive_int(part) for part in text.split(",")]
-
-
-def parse_naming_unknown_first(parser, required, argv):
-    """parser.parse_args(argv), except that an argument the parser does not know is named before a
-    missing required one: `--bogus` alone says "unrecognized arguments: --bogus", not that --bin-dir
-    and --out are required (argparse checks those first)."""
-    def require(flag):
-        for action in required:
-            action.required = flag
-
-    def error(message):  # a bad value, found while parsing: the usage line shows the required ones again
-        require(True)
-        type(parser).error(parser, message)
-
-    require(False)
-    parser.error = error
-    try:
-        args, unknown = parser.parse_known_args(argv)
-    finally:
-        del parser.error
-        require(True)
-    if unknown:
-        parser.error("unrecognized arguments: " + " ".join(unknown))
-    missing = [action for action in required if getattr(args, action.dest) is None]
-    if missing:
-        parser.error("the following arguments are required: " + ", ".join(a.option_strings[0] for a in missing))
-    return args
 
 
 def parse_args(argv):

@@ -21,7 +21,7 @@ kernel's name and its parsed fields, its grid, block, cluster and time, and the 
 call (the split-K reduction). Rows of shapes not profiled now are kept from an earlier file, so a
 long list can be split over several runs; a shape profiled again replaces its row. The file is
 rewritten after each shape. With it in the shapes run's results folder, shapes.md gains a table of
-those shapes with cuBLAS's kernel beside the steps' % of cuBLAS (shape_results.picks_table).
+those shapes with cuBLAS's kernel beside the steps' % of cuBLAS (shape_tables.picks_table).
 
 Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_codes.py):
   0   exit_ok: every shape profiled

@@ -22,6 +22,7 @@ import exit_codes  # noqa: E402
 from shapes import peers  # noqa: E402
 from shapes import shape_corpus  # noqa: E402
 from shapes import shape_results  # noqa: E402
+from shapes import shape_tables  # noqa: E402
 from report.results_csv import InputError  # noqa: E402
 from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
 
@@ -206,7 +207,7 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertEqual(shape_results.worst(self.rows, "Triton"), [])
 
     def test_category_table(self):
-        table = shape_results.category_table(self.rows, caption=False)
+        table = shape_tables.category_table(self.rows, caption=False)
         self.assertEqual(table.splitlines(), [
             "| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix | torch.matmul (FP32 out) | Triton | "
             "cuBLAS GemmEx FP16→FP32 |",
@@ -217,9 +218,9 @@ class ShapeResultsTest(unittest.TestCase):
             "| unaligned (1) | FAIL 1 | 30.0% (min 30.0%) | 100% (min 100%) | not available | 137 TFLOP/s |"])
 
     def test_shapes_markdown(self):
-        text = shape_results.shapes_markdown(self.rows)
+        text = shape_tables.shapes_markdown(self.rows)
         self.assertIn("GPU: NVIDIA H100 80GB HBM3 (132 SMs) · 2026-11-25 · 8 shapes", text)
-        self.assertIn(shape_results.category_table(self.rows, caption=False), text)
+        self.assertIn(shape_tables.category_table(self.rows, caption=False), text)
         self.assertIn("| squares | 10_persistent_clusters | 3 | 3 | 0 | 50.0% | 20.0% | 1024x1024x1024 | ", text)
         self.assertIn("**10_persistent_clusters**: 1024x1024x1024 20.0% (squares; 47.7 TFLOP/s), "
                       "16x4096x4096 40.0% (LLM layers, 7B attn out;", text)
@@ -260,13 +261,13 @@ class ShapeResultsTest(unittest.TestCase):
 
     def test_step_table(self):
         # Each step's geometric mean and its worst shape per category; peers and cuBLAS are not steps.
-        table = shape_results.step_table(self.rows).splitlines()
+        table = shape_tables.step_table(self.rows).splitlines()
         self.assertEqual(table[:2], ["| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix |",
                                      "|---|---:|---:|"])
         self.assertEqual(table[2], "| squares (3) | 50.0% · worst 20.0% 1024x1024x1024 | 60.0% · worst 60.0% "
                                    "1024x1024x1024 |")
         self.assertEqual(table[4], "| unaligned (1) | FAIL 1 | 30.0% · worst 30.0% 4096x4096x4097 |")
-        markdown = shape_results.shapes_markdown(self.rows)
+        markdown = shape_tables.shapes_markdown(self.rows)
         self.assertIn("## Each step's worst shape per category\n\nGeometric mean of % of cuBLAS over the category's "
                       "shapes, then the slowest shape against cuBLAS.\n", markdown)
         self.assertNotIn("## cuBLAS's own kernel", markdown)
@@ -286,16 +287,16 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertIsNone(shape_results.bounded_step("07_async_pipeline/no_padding"))
         self.assertEqual(shape_results.model_within(rows, "square", model, best), (1, 2))  # 1.10 > 1.05 × 1.00
         self.assertEqual(shape_results.model_within(rows, "small", model, best), (0, 0))  # a failed check: not counted
-        table = shape_results.step_table(rows).splitlines()
+        table = shape_tables.step_table(rows).splitlines()
         self.assertEqual(table[0], "| category (shapes) | 14_tile_per_shape | 14_tile_per_shape/best_of_menu | "
                                    "13_pad_unaligned | 14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |")
         self.assertEqual(table[2], "| squares (2) | 94.9% · worst 90.0% 2048x2048x2048 | 101% · worst 99.0% 2048x2048x2048 "
                                    "| 50.0% · worst 50.0% 1024x1024x1024 | 1/2 |")
         self.assertEqual(table[3], "| small, sides ≤ 512 (1) | FAIL 1 | 100% · worst 100% 64x64x64 |  | — |")
         self.assertIn("on how many shapes the step's own choice takes at most 1.05× its time",
-                      shape_results.shapes_markdown(rows))
+                      shape_tables.shapes_markdown(rows))
         # The README's per-category table gains the column too (one per engine).
-        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_results.category_table(rows))
+        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_tables.category_table(rows))
 
     def test_dram_fraction_timing_and_roofline(self):
         # assemble() gives every measured row its least bytes over its time against the DRAM read rate that
@@ -320,16 +321,16 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertAlmostEqual(step["dram_fraction"], least / 20e-6 / 3100e9)  # the median of the rates
         self.assertAlmostEqual(cublas["dram_fraction"], least / 16e-6 / 3100e9)
         self.assertEqual((step["timing"], step["sm_mhz_before"]), ("cold", 1980.0))
-        table = shape_results.roofline_table(rows).splitlines()
+        table = shape_tables.roofline_table(rows).splitlines()
         self.assertEqual(table[0], "GPU: G (132 SMs) · 2026-11-28 · timing cold: L2 flushed before every timed run; "
                                    "each cell: geometric mean of % of cuBLAS · median (range) of the least bytes over "
                                    "the time, as a share of the DRAM read rate measured in the run:")
-        fraction = shape_results.fmt_fraction(step["dram_fraction"])
+        fraction = shape_tables.fmt_fraction(step["dram_fraction"])
         self.assertEqual(table[4], f"| decode layers (LLM, M ≤ 128) (1) | 80.0% · DRAM {fraction} ({fraction}–{fraction}) "
-                                   f"| DRAM {shape_results.fmt_fraction(cublas['dram_fraction'])} "
-                                   f"({shape_results.fmt_fraction(cublas['dram_fraction'])}–"
-                                   f"{shape_results.fmt_fraction(cublas['dram_fraction'])}) |")
-        self.assertTrue(shape_results.category_table(rows).startswith("GPU: G (132 SMs) · 2026-11-28 · timing cold"))
+                                   f"| DRAM {shape_tables.fmt_fraction(cublas['dram_fraction'])} "
+                                   f"({shape_tables.fmt_fraction(cublas['dram_fraction'])}–"
+                                   f"{shape_tables.fmt_fraction(cublas['dram_fraction'])}) |")
+        self.assertTrue(shape_tables.category_table(rows).startswith("GPU: G (132 SMs) · 2026-11-28 · timing cold"))
         # Written and read back: the timing columns survive; a shapes.csv from before them still loads.
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "shapes.csv"
@@ -347,7 +348,7 @@ class ShapeResultsTest(unittest.TestCase):
         picks = [cublas_names.pick_row((1024, 1024, 1024), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix"),
                  cublas_names.pick_row((16, 4096, 4096), "fp16", split, [reduce], "G", "2026-11-26", "08_mma_ldmatrix"),
                  cublas_names.pick_row((7, 7, 7), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")]
-        table = shape_results.picks_table(self.rows, picks).splitlines()
+        table = shape_tables.picks_table(self.rows, picks).splitlines()
         self.assertEqual(table[0], "| shape | in the corpus as | 10_persistent_clusters | 08_mma_ldmatrix | cuBLAS GemmEx "
                                    "FP16→FP32 TFLOP/s | cuBLAS's kernel | what its name and launch say |")
         self.assertEqual(table[2], "| 1024x1024x1024 | squares | 20.0% | 60.0% | 215 | "
@@ -357,7 +358,7 @@ class ShapeResultsTest(unittest.TestCase):
                                    "`nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT` | tile 16×128, 11 stages of K 64, "
                                    "cluster 1×4, split-K ×2; 64 blocks + cublasLt::splitKreduce_kernel (128 blocks) |")
         self.assertEqual(table[4].split(" | ")[:4], ["| 7x7x7", "—", "—", "—"])  # a pick outside the corpus
-        markdown = shape_results.shapes_markdown(self.rows, picks=picks)
+        markdown = shape_tables.shapes_markdown(self.rows, picks=picks)
         self.assertIn("## cuBLAS's own kernel\n\nThe kernel that cuBLAS ran for each shape of cublas_picks.csv", markdown)
         self.assertIn(table[3], markdown)
 
@@ -381,7 +382,7 @@ class ShapeResultsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             shape_results.write_rows(Path(tmp) / "shapes.csv", self.rows)
             text = filler.render_block("shapes", filler.Results(Path(tmp)))
-        self.assertIn(shape_results.category_table(self.rows).strip(), text)
+        self.assertIn(shape_tables.category_table(self.rows).strip(), text)
         self.assertIn("plots/results/shapes.csv", text)
 
     def test_peer_rows_of_the_worklog_table(self):
@@ -592,7 +593,7 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("| LLM layers (3) |", markdown)
         self.assertEqual(sorted(p.name for p in (self.root / "plots" / "results").iterdir()), sorted(
             __import__("run_worklog").SHAPES_PUBLISHED))
-        self.assertIn(shape_results.category_table(rows), self.readme.read_text())
+        self.assertIn(shape_tables.category_table(rows), self.readme.read_text())
         self.assertIn(f"{self.readme}\n", stdout)
         self.assertIn("run_worklog: done in", stdout)
 
