@@ -21,7 +21,7 @@ sys.path.insert(0, str(PLOTS))
 from shapes import cublas_names  # noqa: E402
 from shapes import cublas_pick  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
-from test_ncu_profile import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
+from test_ncu_driver import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
 from test_shapes import assert_rejected  # noqa: E402
 
 COOP_A = "nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT"
@@ -149,7 +149,7 @@ class PicksCsvTest(unittest.TestCase):
 # ---- The tool, against a fake ncu and a fake step -----------------------------------------------
 
 # Stands in for ncu: logs its arguments; refuses, as ncu does, a metric named in FAKE_NCU_UNKNOWN;
-# otherwise runs the program after its options (test_ncu_profile.FAKE_NCU_RUN, as that file's fake
+# otherwise runs the program after its options (test_ncu_driver.FAKE_NCU_RUN, as that file's fake
 # does) and writes a "report" (JSON: the shape and the metrics asked for); --import prints that
 # report as ncu's raw page: cuBLAS's kernels for the shape (M ≤ 16: a split-K GEMM and its
 # reduction; N ≤ 64: a 64-column coopB tile; else coopA).
