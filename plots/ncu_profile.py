@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""plots/ncu_profile.py is now plots/profiling/ncu_profile.py: this old path says so in one line on stderr and runs
-the new one with the same arguments, whose exit code it returns (plots/README.md: the layout)."""
+"""The old path of a script: plots/ncu_profile.py is now plots/profiling/ncu_profile.py (plots/README.md).
+Run, it says so in one line on stderr, then runs the new one with the same arguments and exit code."""
 import runpy
 import sys
 from pathlib import Path
 
 NEW = Path(__file__).resolve().parent / "profiling/ncu_profile.py"
-print("note: plots/ncu_profile.py is now plots/profiling/ncu_profile.py: running python3 plots/profiling/ncu_profile.py", file=sys.stderr, flush=True)
-sys.argv[0], sys.path[0] = str(NEW), str(NEW.parent)
-runpy.run_path(str(NEW), run_name="__main__")
+if __name__ == "__main__":  # imported (the old module name), it does nothing
+    print("note: plots/ncu_profile.py is now plots/profiling/ncu_profile.py; running that",
+          file=sys.stderr, flush=True)
+    sys.argv[0], sys.path[0] = str(NEW), str(NEW.parent)
+    runpy.run_path(str(NEW), run_name="__main__")

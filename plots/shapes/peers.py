@@ -41,7 +41,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 import exit_codes  # noqa: E402
 from run.arguments import int_at_least, positive_float, positive_int  # noqa: E402
 from report.results_csv import CHECK_COLUMNS, COLUMNS, TIMING_COLUMNS, TIMING_MODES, InputError, least_bytes  # noqa: E402
-from shapes.peer_rules import (CANDIDATES, TENSOR_CORE_UNIT_ROUNDOFF, class_representatives,  # noqa: E402,F401
+from shapes.peer_rules import (CANDIDATES, FP16_HALF_SMALLEST_SUBNORMAL, FP16_UNIT_ROUNDOFF,  # noqa: E402,F401
+                               FP32_UNIT_ROUNDOFF, TENSOR_CORE_UNIT_ROUNDOFF, class_representatives,
                                comparison_scale, fp16_output_tolerance, gamma_n, median, shape_class, timed_rounds)
 from shapes.shape_corpus import parse_shape_list, shape_text  # noqa: E402
 

@@ -20,6 +20,7 @@ from shapes import peers  # noqa: E402
 from shapes import shape_corpus  # noqa: E402
 from shapes import shape_results  # noqa: E402
 from shapes import shape_tables  # noqa: E402
+from run import run_worklog  # noqa: E402
 from report.results_csv import InputError  # noqa: E402
 from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
 
@@ -100,7 +101,7 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("| squares (2) |", markdown)
         self.assertIn("| LLM layers (3) |", markdown)
         self.assertEqual(sorted(p.name for p in (self.root / "plots" / "results").iterdir()), sorted(
-            __import__("run_worklog").SHAPES_PUBLISHED))
+            run_worklog.SHAPES_PUBLISHED))
         self.assertIn(shape_tables.category_table(rows), self.readme.read_text())
         self.assertIn(f"{self.readme}\n", stdout)
         self.assertIn("run_worklog: done in", stdout)
