@@ -1,7 +1,7 @@
 # Every step executable prints its registration as JSON with --list-variants, without a GPU (the
 # test runs with CUDA_VISIBLE_DEVICES empty): exit 0, nothing on stderr, a JSON object that names
 # the step as the executable is named, says what it adds, and lists each variant once with a name
-# and a description (common/step_registry.cpp: registration_json; plots/registrations.py reads it).
+# and a description (common/step_registry.cpp: registration_json; plots/run/registrations.py reads it).
 # Usage:
 #   cmake "-DEXES=<executable>|<executable>|..." -P list_variants.cmake
 cmake_minimum_required(VERSION 3.25)  # IN_LIST and string(JSON), as the project requires

@@ -17,6 +17,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(DOCS))
 import check_docs  # noqa: E402
+import figure_rules  # noqa: E402  (check_docs.py's rules on figures, counts, variants and cards)
 
 GLOSSARY = """\
 # Glossary
@@ -248,7 +249,7 @@ class RulesTest(unittest.TestCase):
         pending = "12_next"
         write_tree(self.root, {f"{pending}/README.md": f"# {pending}\n\nIt reaches 41% and has 12 tests.\n"})
         self.assertEqual(len(self.problems()), 2)  # read while it is not pending: the figure and the count
-        with mock.patch.object(check_docs, "PENDING_REWRITE", {pending}):
+        with mock.patch.object(figure_rules, "PENDING_REWRITE", {pending}):
             self.assertEqual(self.problems(), [])
 
     def test_a_count_of_tests_or_variants_fails(self):
@@ -329,7 +330,7 @@ class RulesTest(unittest.TestCase):
 
 class CardsTest(unittest.TestCase):
     """A paragraph whose cells quote rows of two GPUs names both cards: read from a results CSV with
-    a `gpu` column, as plots/readme_blocks.py reads cells."""
+    a `gpu` column, as plots/readme/filler.py reads cells."""
 
     H100 = "<!-- cell: runs.csv step=a column=tflops -->700<!-- /cell -->"
     H200 = "<!-- cell: runs.csv step=b column=tflops -->650<!-- /cell -->"

@@ -9,7 +9,7 @@ from pathlib import Path
 PLOTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PLOTS))
 
-import plots_env  # noqa: E402
+from run import plots_env  # noqa: E402
 
 
 def make(folder):

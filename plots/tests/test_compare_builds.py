@@ -1,4 +1,4 @@
-"""Tests for plots/compare_builds.py, with fake step programs (shell scripts), so no GPU.
+"""Tests for plots/run/compare_builds.py, with fake step programs (shell scripts), so no GPU.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -p 'test_compare_builds.py' -v
 """
@@ -15,7 +15,7 @@ PLOTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(PLOTS.parent / "common"))
 
-import compare_builds  # noqa: E402
+from run import compare_builds  # noqa: E402
 import exit_codes  # noqa: E402
 
 HEADER = ("timestamp,gpu,sm_count,compute_capability,cuda_runtime,cuda_driver,step,adds,precision,m,n,k,alpha,"

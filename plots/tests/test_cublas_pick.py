@@ -1,5 +1,5 @@
 """Tests for cuBLAS's own pick without a GPU or Nsight Compute: the kernel-name parser and
-cublas_picks.csv (plots/cublas_names.py), and plots/cublas_pick.py against a fake ncu and a fake
+cublas_picks.csv (plots/shapes/cublas_names.py), and plots/shapes/cublas_pick.py against a fake ncu and a fake
 step executable; make_plots --cublas-picks.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
@@ -18,10 +18,10 @@ PLOTS = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
-import cublas_names  # noqa: E402
-import cublas_pick  # noqa: E402
+from shapes import cublas_names  # noqa: E402
+from shapes import cublas_pick  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
-from test_ncu_profile import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
+from test_ncu_driver import FAKE_NCU_RUN, FakeNcuTest  # noqa: E402
 from test_shapes import assert_rejected  # noqa: E402
 
 COOP_A = "nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT"
@@ -149,7 +149,7 @@ class PicksCsvTest(unittest.TestCase):
 # ---- The tool, against a fake ncu and a fake step -----------------------------------------------
 
 # Stands in for ncu: logs its arguments; refuses, as ncu does, a metric named in FAKE_NCU_UNKNOWN;
-# otherwise runs the program after its options (test_ncu_profile.FAKE_NCU_RUN, as that file's fake
+# otherwise runs the program after its options (test_ncu_driver.FAKE_NCU_RUN, as that file's fake
 # does) and writes a "report" (JSON: the shape and the metrics asked for); --import prints that
 # report as ncu's raw page: cuBLAS's kernels for the shape (M ≤ 16: a split-K GEMM and its
 # reduction; N ≤ 64: a 64-column coopB tile; else coopA).
@@ -211,7 +211,7 @@ class ToolTest(FakeNcuTest):
 
     def run_tool(self, *extra, **env):
         environment = {**os.environ, "FAKE_NCU_LOG": str(self.root / "calls.log"), **env}
-        command = [sys.executable, str(PLOTS / "cublas_pick.py"), "--bin-dir", str(self.bin), "--out", str(self.out),
+        command = [sys.executable, str(PLOTS / "shapes" / "cublas_pick.py"), "--bin-dir", str(self.bin), "--out", str(self.out),
                    "--ncu", str(self.ncu), *map(str, extra)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
         return done.returncode, done.stdout, done.stderr

@@ -1,4 +1,4 @@
-"""Tests for plots/make_plots.py and the modules it uses (results_csv, results_table, charts), on
+"""Tests for plots/report/make_plots.py and the modules it uses (results_csv, results_table, charts), on
 the hand-written CSVs in fixtures/.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
@@ -16,10 +16,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PLOTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PLOTS))
 
-import make_plots  # noqa: E402
+from report import make_plots  # noqa: E402
 import python_without_matplotlib  # noqa: E402
-import results_csv  # noqa: E402
-import results_table  # noqa: E402
+from report import results_csv  # noqa: E402
+from report import results_table  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STEPS = ["01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
@@ -198,7 +198,7 @@ class FormattingTest(unittest.TestCase):
 class PeaksTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import charts
+        from report import charts
         cls.resolve_peaks = staticmethod(charts.resolve_peaks)
 
     def test_h100_pcie_is_matched_before_h100(self):
@@ -220,7 +220,7 @@ class LabelSpreadTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import charts
+        from report import charts
         cls.shifts = staticmethod(charts.spread_label_shifts)
 
     @staticmethod
@@ -290,7 +290,7 @@ class OutputFilesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             python = python_without_matplotlib.make(Path(tmp) / "venv")
             out = Path(tmp) / "out"
-            done = subprocess.run([str(python), str(PLOTS / "make_plots.py"),
+            done = subprocess.run([str(python), str(PLOTS / "report" / "make_plots.py"),
                                    "--csv", str(FIXTURES / "worklog.csv"),
                                    "--sweep", str(FIXTURES / "sweep.csv"), "--out", str(out)],
                                   capture_output=True, text=True, timeout=60)

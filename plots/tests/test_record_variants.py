@@ -1,6 +1,6 @@
-"""Tests for plots/record_variants.py, with fake step executables (shell scripts), so no GPU, and a
+"""Tests for plots/run/record_variants.py, with fake step executables (shell scripts), so no GPU, and a
 fake checkout whose steps' READMEs hold the variant tables; and for the variants block of
-plots/readme_blocks.py over what it writes.
+plots/readme/filler.py over what it writes.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 PLOTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PLOTS))
 
-import readme_blocks  # noqa: E402
-import record_variants  # noqa: E402
-import results_csv  # noqa: E402
+from readme import filler  # noqa: E402
+from run import record_variants  # noqa: E402
+from report import results_csv  # noqa: E402
 
 # Stands in for a step executable: logs its arguments; TFLOP/s is 100 + N / 1000, plus 1 for a
 # variant; the variant named FAIL fails its check (exit 1), and NODEVICE says there is no GPU.
@@ -115,7 +115,7 @@ class RecordVariantsTest(unittest.TestCase):
                          ("technique_variants", "2026-11-24", "NVIDIA H200"))
 
     def test_the_tables_are_the_variants_blocks_of_the_steps_readmes(self):
-        self.assertEqual(readme_blocks.variant_tables(self.checkout),
+        self.assertEqual(filler.variant_tables(self.checkout),
                          {"07_async_pipeline": [("07_async_pipeline", ""), ("07_async_pipeline", "k64")],
                           "08_mma_ldmatrix": [("07_async_pipeline", ""), ("08_mma_ldmatrix", "")]})
 
@@ -159,8 +159,8 @@ class RecordVariantsTest(unittest.TestCase):
             writer.writeheader()
             writer.writerows(rows)
         # What changes is what the fake step registers: the step's .adds, the variant's description.
-        results = readme_blocks.Results(self.folder, self.checkout, self.bin)
-        text = readme_blocks.render_block("variants/07_async_pipeline", results,
+        results = filler.Results(self.folder, self.checkout, self.bin)
+        text = filler.render_block("variants/07_async_pipeline", results,
                                           "experiment=technique_variants rows=07_async_pipeline,k64")
         self.assertIn("each row in 3 processes of its own", text)
         self.assertIn("| (the step) | x | 90.0–104.0 | 80.5% | 90.0–108.0 | 80.5% |", text)

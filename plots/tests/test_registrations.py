@@ -1,4 +1,4 @@
-"""Tests for plots/registrations.py: reading a step's registration from what its executable prints with
+"""Tests for plots/run/registrations.py: reading a step's registration from what its executable prints with
 --list-variants (fake executables that answer well, badly or not at all), the build's list of steps,
 and this repository's build: every step the build lists answers --list-variants with its own
 registration, and every variant a README's variant table names is registered.
@@ -21,9 +21,9 @@ PLOTS = Path(__file__).resolve().parents[1]
 ROOT = PLOTS.parent
 sys.path.insert(0, str(PLOTS))
 
-import readme_blocks  # noqa: E402
-import registrations  # noqa: E402
-from registrations import RegistrationError  # noqa: E402
+from readme import filler  # noqa: E402
+from run import registrations  # noqa: E402
+from run.registrations import RegistrationError  # noqa: E402
 
 # What a step prints for --list-variants (common/step_registry.cpp: registration_json), with what a
 # careless reader would trip on: an escaped quote, UTF-8, a variant list in an order that is not sorted.
@@ -176,7 +176,7 @@ class RepositoryTest(unittest.TestCase):
             self.assertRegex(name, r"^menu_\d+x\d+_c[12]$")
 
     def test_every_variant_a_readme_table_names_is_registered(self):
-        tables = readme_blocks.variant_tables(ROOT)
+        tables = filler.variant_tables(ROOT)
         self.assertTrue(tables)
         for table, rows in tables.items():
             for step, variant in rows:
@@ -189,9 +189,9 @@ class RepositoryTest(unittest.TestCase):
 
 
 class ReadmeBlocksTest(unittest.TestCase):
-    def test_readme_blocks_names_no_step_outside_its_docstrings(self):
+    def test_readme_filler_names_no_step_outside_its_docstrings(self):
         # The build's list (CMakeLists.txt) is the only list of steps: a step's choices live in its README.
-        tree = ast.parse((PLOTS / "readme_blocks.py").read_text(encoding="utf-8"))
+        tree = ast.parse((PLOTS / "readme" / "filler.py").read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
                       and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}

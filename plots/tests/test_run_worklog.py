@@ -1,4 +1,4 @@
-"""Tests for plots/run_worklog.py and plots/plots_env.py, using fake step executables (small
+"""Tests for plots/run/run_worklog.py and plots/run/plots_env.py, using fake step executables (small
 shell scripts) and the list of steps the build would write, so no GPU.
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
@@ -18,10 +18,10 @@ PLOTS = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(PLOTS))
 
-import plots_env  # noqa: E402
+from run import plots_env  # noqa: E402
 import python_without_matplotlib  # noqa: E402
-import results_csv  # noqa: E402
-import run_worklog  # noqa: E402
+from report import results_csv  # noqa: E402
+from run import run_worklog  # noqa: E402
 
 SIX_STEPS = ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product",
              "05_wmma", "06_multiwarp_wmma")
@@ -86,7 +86,7 @@ def make_bin_dir(root, codes, listed=None, tflops=None, precisions=None):
     return bin_dir
 
 
-# Stands in for the Python that runs plots/peers.py: torch.matmul measures every shape at 2 TFLOP/s
+# Stands in for the Python that runs plots/shapes/peers.py: torch.matmul measures every shape at 2 TFLOP/s
 # (about 4% of the fake steps' cuBLAS); Triton is not available. Logs its arguments to LOG.
 FAKE_PEER_PYTHON = """#!/bin/sh
 echo "PEER $*" >> "LOG"
@@ -124,9 +124,9 @@ def make_peer_python(root):
 
 def run_driver(*argv, python=sys.executable, env=None, peers=None):
     """Run run_worklog.py as a command (its children write to the real stdout). peers: the
-    --peer-python to give (default: none, so this Python runs plots/peers.py)."""
+    --peer-python to give (default: none, so this Python runs plots/shapes/peers.py)."""
     extra = [] if peers is None else ["--peer-python", peers]
-    done = subprocess.run([str(python), str(PLOTS / "run_worklog.py"), *map(str, argv), *map(str, extra)],
+    done = subprocess.run([str(python), str(PLOTS / "run" / "run_worklog.py"), *map(str, argv), *map(str, extra)],
                           capture_output=True, text=True, timeout=120, env=env)
     return done.returncode, done.stdout, done.stderr
 
@@ -450,7 +450,7 @@ class PlotsEnvTest(unittest.TestCase):
         self.assertEqual(said, [])
 
     def test_command_line_runs_the_command_with_that_python(self):
-        done = subprocess.run([str(self.bare_python), str(PLOTS / "plots_env.py"), "--venv", str(self.venv),
+        done = subprocess.run([str(self.bare_python), str(PLOTS / "run" / "plots_env.py"), "--venv", str(self.venv),
                                "--", "-c", "import sys; print(sys.executable)"],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual((done.returncode, done.stderr), (0, ""))
@@ -459,7 +459,7 @@ class PlotsEnvTest(unittest.TestCase):
     def test_command_line_exits_77_without_a_way_to_get_matplotlib(self):
         empty = Path(self.tmp.name) / "no-wheels"
         empty.mkdir(exist_ok=True)
-        done = subprocess.run([str(self.bare_python), str(PLOTS / "plots_env.py"), "--venv",
+        done = subprocess.run([str(self.bare_python), str(PLOTS / "run" / "plots_env.py"), "--venv",
                                str(Path(self.tmp.name) / "offline-build" / "plots-venv"),
                                "--", "-c", "print('not run')"], capture_output=True, text=True, timeout=120,
                               env=python_without_matplotlib.offline_pip_environment(empty))

@@ -1,4 +1,4 @@
-"""Tests for the shapes run without a GPU: the corpus (plots/shape_corpus.py and the committed
+"""Tests for the shapes run without a GPU: the corpus (plots/shapes/shape_corpus.py and the committed
 shape_corpus.csv), shapes.csv and its arithmetic (shape_results.py), the charts (shape_charts.py) on
 a fixture, peers.py's arithmetic and its paths without PyTorch or Triton, and run_worklog.py's
 --shapes mode and peer rows with fake step executables and a fake peer Python.
@@ -19,10 +19,11 @@ sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(PLOTS.parent / "common"))
 
 import exit_codes  # noqa: E402
-import peers  # noqa: E402
-import shape_corpus  # noqa: E402
-import shape_results  # noqa: E402
-from results_csv import InputError  # noqa: E402
+from shapes import peers  # noqa: E402
+from shapes import shape_corpus  # noqa: E402
+from shapes import shape_results  # noqa: E402
+from shapes import shape_tables  # noqa: E402
+from report.results_csv import InputError  # noqa: E402
 from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -206,7 +207,7 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertEqual(shape_results.worst(self.rows, "Triton"), [])
 
     def test_category_table(self):
-        table = shape_results.category_table(self.rows, caption=False)
+        table = shape_tables.category_table(self.rows, caption=False)
         self.assertEqual(table.splitlines(), [
             "| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix | torch.matmul (FP32 out) | Triton | "
             "cuBLAS GemmEx FP16→FP32 |",
@@ -217,9 +218,9 @@ class ShapeResultsTest(unittest.TestCase):
             "| unaligned (1) | FAIL 1 | 30.0% (min 30.0%) | 100% (min 100%) | not available | 137 TFLOP/s |"])
 
     def test_shapes_markdown(self):
-        text = shape_results.shapes_markdown(self.rows)
+        text = shape_tables.shapes_markdown(self.rows)
         self.assertIn("GPU: NVIDIA H100 80GB HBM3 (132 SMs) · 2026-11-25 · 8 shapes", text)
-        self.assertIn(shape_results.category_table(self.rows, caption=False), text)
+        self.assertIn(shape_tables.category_table(self.rows, caption=False), text)
         self.assertIn("| squares | 10_persistent_clusters | 3 | 3 | 0 | 50.0% | 20.0% | 1024x1024x1024 | ", text)
         self.assertIn("**10_persistent_clusters**: 1024x1024x1024 20.0% (squares; 47.7 TFLOP/s), "
                       "16x4096x4096 40.0% (LLM layers, 7B attn out;", text)
@@ -260,13 +261,13 @@ class ShapeResultsTest(unittest.TestCase):
 
     def test_step_table(self):
         # Each step's geometric mean and its worst shape per category; peers and cuBLAS are not steps.
-        table = shape_results.step_table(self.rows).splitlines()
+        table = shape_tables.step_table(self.rows).splitlines()
         self.assertEqual(table[:2], ["| category (shapes) | 10_persistent_clusters | 08_mma_ldmatrix |",
                                      "|---|---:|---:|"])
         self.assertEqual(table[2], "| squares (3) | 50.0% · worst 20.0% 1024x1024x1024 | 60.0% · worst 60.0% "
                                    "1024x1024x1024 |")
         self.assertEqual(table[4], "| unaligned (1) | FAIL 1 | 30.0% · worst 30.0% 4096x4096x4097 |")
-        markdown = shape_results.shapes_markdown(self.rows)
+        markdown = shape_tables.shapes_markdown(self.rows)
         self.assertIn("## Each step's worst shape per category\n\nGeometric mean of % of cuBLAS over the category's "
                       "shapes, then the slowest shape against cuBLAS.\n", markdown)
         self.assertNotIn("## cuBLAS's own kernel", markdown)
@@ -286,21 +287,21 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertIsNone(shape_results.bounded_step("07_async_pipeline/no_padding"))
         self.assertEqual(shape_results.model_within(rows, "square", model, best), (1, 2))  # 1.10 > 1.05 × 1.00
         self.assertEqual(shape_results.model_within(rows, "small", model, best), (0, 0))  # a failed check: not counted
-        table = shape_results.step_table(rows).splitlines()
+        table = shape_tables.step_table(rows).splitlines()
         self.assertEqual(table[0], "| category (shapes) | 14_tile_per_shape | 14_tile_per_shape/best_of_menu | "
                                    "13_pad_unaligned | 14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |")
         self.assertEqual(table[2], "| squares (2) | 94.9% · worst 90.0% 2048x2048x2048 | 101% · worst 99.0% 2048x2048x2048 "
                                    "| 50.0% · worst 50.0% 1024x1024x1024 | 1/2 |")
         self.assertEqual(table[3], "| small, sides ≤ 512 (1) | FAIL 1 | 100% · worst 100% 64x64x64 |  | — |")
         self.assertIn("on how many shapes the step's own choice takes at most 1.05× its time",
-                      shape_results.shapes_markdown(rows))
+                      shape_tables.shapes_markdown(rows))
         # The README's per-category table gains the column too (one per engine).
-        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_results.category_table(rows))
+        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_tables.category_table(rows))
 
     def test_dram_fraction_timing_and_roofline(self):
         # assemble() gives every measured row its least bytes over its time against the DRAM read rate that
         # the step processes measured; the tables say the card, the date and the timing mode.
-        import results_csv
+        from report import results_csv
         entries = [shape_corpus.Entry("llm", 16, 4096, 4096, "7B attn out", 2),
                    shape_corpus.Entry("square", 4096, 4096, 4096, "", 3)]
 
@@ -320,16 +321,16 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertAlmostEqual(step["dram_fraction"], least / 20e-6 / 3100e9)  # the median of the rates
         self.assertAlmostEqual(cublas["dram_fraction"], least / 16e-6 / 3100e9)
         self.assertEqual((step["timing"], step["sm_mhz_before"]), ("cold", 1980.0))
-        table = shape_results.roofline_table(rows).splitlines()
+        table = shape_tables.roofline_table(rows).splitlines()
         self.assertEqual(table[0], "GPU: G (132 SMs) · 2026-11-28 · timing cold: L2 flushed before every timed run; "
                                    "each cell: geometric mean of % of cuBLAS · median (range) of the least bytes over "
                                    "the time, as a share of the DRAM read rate measured in the run:")
-        fraction = shape_results.fmt_fraction(step["dram_fraction"])
+        fraction = shape_tables.fmt_fraction(step["dram_fraction"])
         self.assertEqual(table[4], f"| decode layers (LLM, M ≤ 128) (1) | 80.0% · DRAM {fraction} ({fraction}–{fraction}) "
-                                   f"| DRAM {shape_results.fmt_fraction(cublas['dram_fraction'])} "
-                                   f"({shape_results.fmt_fraction(cublas['dram_fraction'])}–"
-                                   f"{shape_results.fmt_fraction(cublas['dram_fraction'])}) |")
-        self.assertTrue(shape_results.category_table(rows).startswith("GPU: G (132 SMs) · 2026-11-28 · timing cold"))
+                                   f"| DRAM {shape_tables.fmt_fraction(cublas['dram_fraction'])} "
+                                   f"({shape_tables.fmt_fraction(cublas['dram_fraction'])}–"
+                                   f"{shape_tables.fmt_fraction(cublas['dram_fraction'])}) |")
+        self.assertTrue(shape_tables.category_table(rows).startswith("GPU: G (132 SMs) · 2026-11-28 · timing cold"))
         # Written and read back: the timing columns survive; a shapes.csv from before them still loads.
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "shapes.csv"
@@ -339,7 +340,7 @@ class ShapeResultsTest(unittest.TestCase):
         self.assertEqual(self.rows[0]["timing"], "")  # the fixture predates the modes
 
     def test_picks_table_joins_cublas_s_kernel(self):
-        import cublas_names
+        from shapes import cublas_names
         gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128, "duration_us": 9.5})
         split = ("nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT", {"grid": 64, "duration_us": 7.0})
         reduce = ("void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::cublasSplitKParams<float>, float*)",
@@ -347,7 +348,7 @@ class ShapeResultsTest(unittest.TestCase):
         picks = [cublas_names.pick_row((1024, 1024, 1024), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix"),
                  cublas_names.pick_row((16, 4096, 4096), "fp16", split, [reduce], "G", "2026-11-26", "08_mma_ldmatrix"),
                  cublas_names.pick_row((7, 7, 7), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")]
-        table = shape_results.picks_table(self.rows, picks).splitlines()
+        table = shape_tables.picks_table(self.rows, picks).splitlines()
         self.assertEqual(table[0], "| shape | in the corpus as | 10_persistent_clusters | 08_mma_ldmatrix | cuBLAS GemmEx "
                                    "FP16→FP32 TFLOP/s | cuBLAS's kernel | what its name and launch say |")
         self.assertEqual(table[2], "| 1024x1024x1024 | squares | 20.0% | 60.0% | 215 | "
@@ -357,7 +358,7 @@ class ShapeResultsTest(unittest.TestCase):
                                    "`nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT` | tile 16×128, 11 stages of K 64, "
                                    "cluster 1×4, split-K ×2; 64 blocks + cublasLt::splitKreduce_kernel (128 blocks) |")
         self.assertEqual(table[4].split(" | ")[:4], ["| 7x7x7", "—", "—", "—"])  # a pick outside the corpus
-        markdown = shape_results.shapes_markdown(self.rows, picks=picks)
+        markdown = shape_tables.shapes_markdown(self.rows, picks=picks)
         self.assertIn("## cuBLAS's own kernel\n\nThe kernel that cuBLAS ran for each shape of cublas_picks.csv", markdown)
         self.assertIn(table[3], markdown)
 
@@ -375,18 +376,18 @@ class ShapeResultsTest(unittest.TestCase):
                 assert_rejected(self, shape_results.load, path, body, message)
 
     def test_readme_block(self):
-        # README.md's `shapes` block is readme_blocks.py's, rendered from shapes.csv by category_table
-        # (the repository's own README is checked with every other block by test_readme_blocks.py).
-        import readme_blocks
+        # README.md's `shapes` block is readme/filler.py's, rendered from shapes.csv by category_table
+        # (the repository's own README is checked with every other block by test_readme/filler.py).
+        from readme import filler
         with tempfile.TemporaryDirectory() as tmp:
             shape_results.write_rows(Path(tmp) / "shapes.csv", self.rows)
-            text = readme_blocks.render_block("shapes", readme_blocks.Results(Path(tmp)))
-        self.assertIn(shape_results.category_table(self.rows).strip(), text)
+            text = filler.render_block("shapes", filler.Results(Path(tmp)))
+        self.assertIn(shape_tables.category_table(self.rows).strip(), text)
         self.assertIn("plots/results/shapes.csv", text)
 
     def test_peer_rows_of_the_worklog_table(self):
-        import results_csv
-        import results_table
+        from report import results_csv
+        from report import results_table
         worklog = results_csv.load_rows(FIXTURES / "worklog.csv")
         entry = shape_corpus.Entry("worklog", 4096, 4096, 4096, "", 0)
         raw = {"step": "torch.matmul", "precision": "fp16", "m": 4096, "n": 4096, "k": 4096, "ms": 0.2,
@@ -408,7 +409,7 @@ class ShapeResultsTest(unittest.TestCase):
 class ChartsTest(unittest.TestCase):
     def test_charts_on_the_fixture(self):
         try:
-            import shape_charts
+            from shapes import shape_charts
         except ImportError:
             self.skipTest("no matplotlib")
         rows = shape_results.load(FIXTURES / "shapes.csv")
@@ -419,482 +420,3 @@ class ChartsTest(unittest.TestCase):
                 self.assertEqual(path.read_bytes()[:8], PNG_SIGNATURE)
             # Without squares or LLM rows, no chart.
             self.assertEqual(shape_charts.draw([r for r in rows if r["category"] == "unaligned"], Path(tmp)), [])
-
-
-class PeersArithmeticTest(unittest.TestCase):
-    def test_error_bound_as_in_gemm_math(self):
-        u = peers.FP32_UNIT_ROUNDOFF
-        self.assertAlmostEqual(peers.comparison_scale(4096, u) / (2 * 4098 * u), 1.0, places=3)
-        self.assertGreater(peers.comparison_scale(4096, peers.TENSOR_CORE_UNIT_ROUNDOFF),
-                           peers.comparison_scale(4096, u))
-        self.assertTrue(math.isinf(peers.gamma_n(1 << 24, u)))
-        # FP16 output: one more rounding, relative to the value, and half a subnormal.
-        self.assertAlmostEqual(peers.fp16_output_tolerance(0.0, -1024.0), 0.5 + 2.0 ** -25)
-
-    def test_timed_rounds(self):
-        self.assertEqual(peers.timed_rounds(5.0, 10, None), 10)
-        self.assertEqual(peers.timed_rounds(5.0, 10, 100.0), 10)
-        self.assertEqual(peers.timed_rounds(30.0, 10, 100.0), 3)
-        self.assertEqual(peers.timed_rounds(400.0, 10, 100.0), 1)
-
-    def test_shape_classes_and_representatives(self):
-        self.assertEqual(peers.shape_class(1, 4096, 4096, 132), "m<=16")
-        self.assertEqual(peers.shape_class(64, 4096, 4096, 132), "m<=64")
-        self.assertEqual(peers.shape_class(256, 28672, 8192, 132), "few tiles")
-        self.assertEqual(peers.shape_class(1024, 1024, 8192, 132), "few tiles")  # 8 × 4 = 32 tiles
-        self.assertEqual(peers.shape_class(4096, 4096, 4096, 132), "large")
-        # 2048³: 16 × 8 = 128 tiles of 128×256, fewer than the 132 SMs.
-        self.assertEqual(peers.shape_class(2048, 2048, 2048, 132), "few tiles")
-        shapes = [(3072, 3072, 3072), (4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (1, 4096, 4096)]
-        self.assertEqual(peers.class_representatives(shapes, 132),
-                         {"large": (4096, 4096, 4096), "m<=16": (1, 4096, 4096)})
-        for cls, candidates in peers.CANDIDATES.items():
-            self.assertTrue(2 <= len(candidates) <= 4, cls)
-
-
-def fake_module_path(root, torch_source=None, triton_source=None):
-    """A folder to put first on PYTHONPATH that holds stand-ins for torch and triton."""
-    folder = root / "fake-modules"
-    folder.mkdir(exist_ok=True)
-    for name, source in (("torch", torch_source), ("triton", triton_source)):
-        if source is not None:
-            (folder / f"{name}.py").write_text(source)
-    return folder
-
-
-class PeersRowsBesideStepRowsTest(unittest.TestCase):
-    def test_a_peer_row_reads_back_under_the_header_a_step_writes(self):
-        # The shapes run appends the steps' rows and the peers' rows to one raw CSV: a peer's row must
-        # have the columns the harness writes (common/report.cpp), the check's verdict included.
-        import results_csv
-        info = {"gpu": "GPU", "sm_count": 132, "cc": "9.0", "runtime": "13.0", "driver": "13.0"}
-        with tempfile.TemporaryDirectory() as tmp:
-            raw = Path(tmp) / "raw.csv"
-            raw.write_text(",".join(results_csv.COLUMNS + results_csv.CHECK_COLUMNS + results_csv.TIMING_COLUMNS) + "\n"
-                           + peers.csv_row(info, "torch.matmul", "", "fp16", (8, 16, 32), 0.5, 0.25, 0.0, 0.0,
-                                           "PASS"), encoding="utf-8")
-            rows = results_csv.load_rows(raw)
-        self.assertEqual((rows[0]["step"], rows[0]["pct_cublas"], rows[0]["bad_count"]), ("torch.matmul", 50.0, 0))
-        self.assertEqual((rows[0]["timing"], rows[0]["least_bytes"], rows[0]["sm_mhz_before"]),
-                         ("cold", (8 * 32 + 32 * 16) * 2 + 8 * 16 * 4, None))
-
-
-class PeersWithoutGpuTest(unittest.TestCase):
-    """peers.py where it cannot run: each way ends with one line and its exit code."""
-
-    def run_peers(self, engine, modules=None, shapes="64x64x64\n"):
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            (root / "s.txt").write_text(shapes)
-            env = dict(os.environ)
-            if modules:
-                env["PYTHONPATH"] = str(fake_module_path(root, *modules))
-            done = subprocess.run([sys.executable, str(PLOTS / "peers.py"), "--engine", engine, "--shapes",
-                                   str(root / "s.txt"), "--csv", str(root / "out.csv")],
-                                  capture_output=True, text=True, timeout=60, env=env)
-            self.assertFalse((root / "out.csv").exists())
-            return done.returncode, done.stdout, done.stderr
-
-    def test_no_pytorch(self):
-        code, stdout, stderr = self.run_peers("torch", ("raise ImportError('No module named torch (test)')",))
-        self.assertEqual((code, stdout), (exit_codes.EXIT_TOOL_MISSING, ""))
-        self.assertRegex(stderr, r"^peers: torch.matmul not available: PyTorch is not installed for .* "
-                                 r"\(No module named torch \(test\)\)\n$")
-
-    def test_no_triton(self):
-        torch = "class cuda:\n    @staticmethod\n    def is_available():\n        return True\n"
-        code, _, stderr = self.run_peers("triton", (torch, "raise ImportError('No module named triton (test)')"))
-        self.assertEqual(code, exit_codes.EXIT_TOOL_MISSING)
-        self.assertRegex(stderr, r"^peers: Triton not available: Triton is not installed for .*\n$")
-
-    def test_no_gpu(self):
-        torch = "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n"
-        code, _, stderr = self.run_peers("torch", (torch,))
-        self.assertEqual((code, stderr), (exit_codes.EXIT_NO_DEVICE,
-                                          "peers: torch.matmul not available: PyTorch sees no CUDA device\n"))
-
-    def test_bad_shape_list(self):
-        code, _, stderr = self.run_peers("torch", shapes="64x64x64\n64x64\n")
-        self.assertEqual(code, exit_codes.EXIT_BAD_ARGUMENT)
-        self.assertRegex(stderr, r"^peers: error: .*s.txt:2: expected MxNxK, three positive integers \(got '64x64'\)\n$")
-
-
-SMALL_CORPUS = HEADER + """# a corpus for the tests
-square,256,256,256,
-square,257,257,257,N + 1
-skinny,1024,1024,8192,long K
-llm,1,4096,4096,7B attn out
-llm,16,4096,4096,7B attn out
-llm,1,11008,4096,7B MLP up
-unaligned,4096,4096,4097,K odd
-unaligned,256,256,256,also a square
-"""
-STEPS = ["01_naive", "04_outer_product", "05_wmma", "08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters"]
-
-
-class ShapesModeTest(unittest.TestCase):
-    """run_worklog.py --shapes with fake step executables and a fake peer Python."""
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = Path(self.tmp.name)
-        self.out = self.root / "out"
-        self.corpus = self.root / "corpus.csv"
-        self.corpus.write_text(SMALL_CORPUS)
-        self.readme = self.root / "README.md"  # a checkout's README, for --publish ROOT/plots/results
-        self.readme.write_text("# R\n<!-- BEGIN generated: shapes -->\nold\n<!-- END generated: shapes -->\nend\n")
-        self.peer_python = make_peer_python(self.root)
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def calls(self):
-        return (self.root / "calls.log").read_text().splitlines()
-
-    def shapes_run(self, codes, *extra):
-        bin_dir = make_bin_dir(self.root, codes)
-        return run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
-                          *extra, peers=self.peer_python)
-
-    def test_default_steps_cublas_peers_and_publish(self):
-        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--publish", self.root / "plots" / "results")
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        # Every step once on a tiny shape (its precision), then the last of each precision (10 and 04),
-        # every step from 10 on (10 here) and 08.
-        self.assertIn("[probe 1/6] 01_naive 64x64x64\n", stdout)
-        self.assertNotIn("fake 01_naive 64", stdout)  # the probes' own output is not shown
-        self.assertIn("run_worklog: 7 shapes (8 corpus lines, ", stdout)
-        self.assertIn("with 10_persistent_clusters, 08_mma_ldmatrix, 04_outer_product, cuBLAS, "
-                      "torch.matmul, Triton", stdout)
-        self.assertIn("[shapes 1/3] 10_persistent_clusters 7 shapes\n", stdout)
-        self.assertIn("[shapes 3/3] 04_outer_product 7 shapes\n", stdout)
-        self.assertIn("[peers 1/2] torch.matmul 7 shapes\n", stdout)
-        self.assertIn("run_worklog: Triton not available: Triton is not installed for fake (no module named "
-                      "'triton')\n", stdout)
-        shape_calls = [c for c in self.calls() if "--shapes" in c]
-        self.assertEqual([c.split()[0] for c in shape_calls],
-                         ["10_persistent_clusters", "08_mma_ldmatrix", "04_outer_product"])
-        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --timing cold --dram-fraction --csv", shape_calls[0])
-        peer_calls = (self.root / "peers.log").read_text().splitlines()
-        self.assertEqual(len(peer_calls), 2)
-        self.assertIn("--engine torch --shapes", peer_calls[0])
-        self.assertIn("--warmup 1 --iters 10 --time-cap 100", peer_calls[0])
-        rows = shape_results.load(self.out / "shapes.csv")
-        engines = [e for e, _, _ in shape_results.engines(rows)]
-        self.assertEqual(engines, ["10_persistent_clusters", "08_mma_ldmatrix", "04_outer_product", "torch.matmul",
-                                   "Triton", "cuBLAS GemmEx FP16→FP32", "cuBLAS SGEMM"])
-        self.assertEqual(len(rows), 7 * 8)  # every engine × every corpus line
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "Triton"}, {"not available"})
-        torch_rows = [r for r in rows if r["engine"] == "torch.matmul"]
-        self.assertEqual({r["pct_cublas"] for r in torch_rows}, {4.0})
-        markdown = (self.out / "shapes.md").read_text()
-        self.assertIn("| squares (2) |", markdown)
-        self.assertIn("| LLM layers (3) |", markdown)
-        self.assertEqual(sorted(p.name for p in (self.root / "plots" / "results").iterdir()), sorted(
-            __import__("run_worklog").SHAPES_PUBLISHED))
-        self.assertIn(shape_results.category_table(rows), self.readme.read_text())
-        self.assertIn(f"{self.readme}\n", stdout)
-        self.assertIn("run_worklog: done in", stdout)
-
-    def test_chosen_steps_by_number_and_no_peers(self):
-        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--steps", "08,10", "--no-peers")
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertNotIn("[probe", stdout)
-        self.assertEqual([c.split()[0] for c in self.calls()], ["10_persistent_clusters", "08_mma_ldmatrix"])
-        self.assertFalse((self.root / "peers.log").exists())
-        rows = shape_results.load(self.out / "shapes.csv")
-        self.assertEqual([e for e, _, _ in shape_results.engines(rows)],
-                         ["10_persistent_clusters", "08_mma_ldmatrix", "cuBLAS GemmEx FP16→FP32"])
-        self.assertIn("not run", {r["check"] for r in rows} | {"not run"})
-        self.assertEqual(self.readme.read_text().count("old"), 1)  # no --publish: README untouched
-
-    def test_unknown_step_and_bad_corpus_exit_2(self):
-        code, _, stderr = self.shapes_run({s: 0 for s in STEPS}, "--steps", "11")
-        self.assertEqual(code, 2)
-        self.assertIn("run_worklog: error: --steps: '11' names no step(s) among 01_naive", stderr)
-        self.corpus.write_text(HEADER + "square,256,256\n")
-        code, stdout, stderr = run_driver("--bin-dir", self.root / "bin", "--out", self.out, "--shapes", self.corpus)
-        self.assertEqual((code, stdout), (2, ""))
-        self.assertEqual(stderr, f"run_worklog: error: bad corpus: {self.corpus}:2: expected 5 fields "
-                                 "(category,m,n,k,label; the label may be empty), got 3\n")
-
-    def test_failed_checks_and_hopper_steps_elsewhere(self):
-        # On a GPU other than Hopper 09 and 10 refuse (exit 4): the last FP16 step is then 08, and
-        # the FP32 one 04; 04 fails a check: the run completes and exits 1.
-        codes = {s: 0 for s in STEPS}
-        codes.update({"09_wgmma_tma": 4, "10_persistent_clusters": 4, "04_outer_product": 1})
-        code, stdout, stderr = self.shapes_run(codes)
-        self.assertEqual(code, 1, stdout + stderr)
-        self.assertIn("run_worklog: skipping 10_persistent_clusters: 10_persistent_clusters needs compute "
-                      "capability 9.0 exactly", stderr)
-        self.assertIn("with 08_mma_ldmatrix, 04_outer_product, cuBLAS", stdout)
-        self.assertIn("run_worklog: 04_outer_product FAILED verification on some shapes; continuing", stderr)
-        self.assertTrue(stderr.rstrip().endswith("run_worklog: FAILED: 04_outer_product (some shapes: shapes.md "
-                                                 "lists them)"))
-        rows = shape_results.load(self.out / "shapes.csv")
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "04_outer_product"}, {"FAIL"})
-        self.assertIn("- Failed checks, left out of the means: 04_outer_product 256x256x256",
-                      (self.out / "shapes.md").read_text())
-
-    def test_14_runs_its_best_of_menu_too(self):
-        # 14 is the last step: the default run takes 14, then its best of menu (one more process,
-        # --variant best_of_menu), then 13, 12, 08 and 04; shapes.md gains the model's column.
-        steps = ["04_outer_product", "08_mma_ldmatrix", "12_swap_ab", "13_pad_unaligned", "14_tile_per_shape"]
-        code, stdout, stderr = self.shapes_run({s: 0 for s in steps}, "--no-peers")
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertIn("with 14_tile_per_shape, 14_tile_per_shape/best_of_menu, 13_pad_unaligned, 12_swap_ab, "
-                      "08_mma_ldmatrix, 04_outer_product, cuBLAS\n", stdout)
-        self.assertIn("[shapes 1/6] 14_tile_per_shape 7 shapes\n", stdout)
-        self.assertIn("[shapes 2/6] 14_tile_per_shape/best_of_menu 7 shapes\n", stdout)
-        shape_calls = [c for c in self.calls() if "--shapes" in c]
-        self.assertEqual([c.split()[0] for c in shape_calls], ["14_tile_per_shape", "14_tile_per_shape",
-                                                               "13_pad_unaligned", "12_swap_ab", "08_mma_ldmatrix",
-                                                               "04_outer_product"])
-        self.assertNotIn("--variant", shape_calls[0])
-        self.assertIn("--warmup 1 --iters 10 --time-cap 100 --timing cold --dram-fraction --variant best_of_menu --csv",
-                      shape_calls[1])
-        rows = shape_results.load(self.out / "shapes.csv")
-        self.assertEqual([e for e, _, _ in shape_results.engines(rows)][:2],
-                         ["14_tile_per_shape", "14_tile_per_shape/best_of_menu"])
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape/best_of_menu"}, {"PASS"})
-        markdown = (self.out / "shapes.md").read_text()
-        self.assertIn("14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |", markdown)
-        self.assertIn("| squares (2) | 50.0% · worst 50.0% 256x256x256 | 50.0% · worst 50.0% 256x256x256 |", markdown)
-        self.assertIn(" | 2/2 |\n", markdown)  # the fake steps take the same time for either run
-
-    def test_a_gpu_that_cannot_run_14_runs_neither_it_nor_its_best_of_menu(self):
-        steps = {"08_mma_ldmatrix": 0, "13_pad_unaligned": 4, "14_tile_per_shape": 4}
-        code, stdout, stderr = self.shapes_run(steps, "--no-peers", "--steps", "14,08")
-        self.assertEqual(code, 0, stdout + stderr)
-        self.assertIn("run_worklog: skipping 14_tile_per_shape: 14_tile_per_shape needs compute capability 9.0", stderr)
-        self.assertNotIn("best_of_menu", stderr)
-        self.assertEqual([c.split()[0] for c in self.calls()], ["14_tile_per_shape", "08_mma_ldmatrix"])
-        self.assertEqual([e for e, _, _ in shape_results.engines(shape_results.load(self.out / "shapes.csv"))],
-                         ["08_mma_ldmatrix", "cuBLAS GemmEx FP16→FP32"])
-
-    def test_a_failed_best_of_menu_is_a_failure_of_its_own(self):
-        # The best of menu is a run like a step's: its exit code is read the same way.
-        bin_dir = make_bin_dir(self.root, {"14_tile_per_shape": 0})
-        script = (bin_dir / "14_tile_per_shape").read_text().replace(
-            "#!/bin/sh\n", '#!/bin/sh\ncase " $* " in *" --variant "*) echo "14_tile_per_shape/best_of_menu: error: '
-                           'fake" >&2; exit 5 ;; esac\n')
-        (bin_dir / "14_tile_per_shape").write_text(script)
-        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
-                                          "--no-peers", "--steps", "14")
-        self.assertEqual(code, 1, stdout + stderr)
-        self.assertIn("run_worklog: 14_tile_per_shape/best_of_menu stopped with exit code 5; its remaining shapes are "
-                      "left out; continuing", stderr)
-        self.assertIn("\nrun_worklog: FAILED: 14_tile_per_shape/best_of_menu (exit code 5: ", stderr)
-        rows = shape_results.load(self.out / "shapes.csv")  # the step's own rows are all there
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape"}, {"PASS"})
-
-    def test_cublas_picks_in_the_results_folder_join_shapes_md(self):
-        import cublas_names
-        self.out.mkdir()
-        gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128})
-        cublas_names.write_picks(self.out / cublas_names.PICKS, [
-            cublas_names.pick_row((256, 256, 256), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")])
-        code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--no-peers", "--steps", "10,08",
-                                               "--publish", self.root / "plots" / "results")
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        markdown = (self.out / "shapes.md").read_text()
-        self.assertIn("| 256x256x256 | squares; unaligned: also a square | 50.0% | 50.0% | 0.07 | "
-                      "`nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT` | tile 64×128, 8 stages of K 64, cluster 2×1, "
-                      "coopA; 128 blocks |", markdown)
-        self.assertTrue((self.out / cublas_names.PICKS).is_file())  # the run keeps it
-        self.assertTrue((self.root / "plots" / "results" / cublas_names.PICKS).is_file())  # and publishes it
-
-    def test_the_worklog_table_gains_the_peer_rows(self):
-        bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS})
-        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64, "--no-sweep",
-                                          peers=self.peer_python)
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertIn("[peers 1/2] torch.matmul 64x64x64\n", stdout)
-        self.assertIn("--warmup 5 --iters 20", (self.root / "peers.log").read_text())
-        table = (self.out / "table.md").read_text()
-        self.assertIn("| torch.matmul | PyTorch 9.9: torch.mm(a, b, out_dtype=torch.float32); against cuBLAS "
-                      "13.1.0 (PyTorch's) | FP16→FP32 | 64×64×64 | 1.00 | 2.00 | 4.0% | — | PASS |", table)
-        self.assertIn("| Triton | not available: Triton is not installed for fake (no module named 'triton') | "
-                      "FP16→FP32 | 64×64×64 | — | — | — | — | — |", table)
-
-    def test_the_worklog_with_this_python_and_no_pytorch(self):
-        # The real peers.py, in a Python where `import torch` fails: rows saying "not available".
-        bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS[:2]})
-        env = dict(os.environ, PYTHONPATH=str(fake_module_path(self.root, "raise ImportError('no torch (test)')")))
-        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64, "--no-sweep",
-                                          env=env)
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertIn("run_worklog: torch.matmul not available: PyTorch is not installed for ", stdout)
-        table = (self.out / "table.md").read_text()
-        self.assertIn("| torch.matmul | not available: PyTorch is not installed for ", table)
-        self.assertIn("| Triton | not available: PyTorch is not installed for ", table)
-
-
-if __name__ == "__main__":
-    unittest.main()
-
-
-# --- peers.py end to end on stand-ins for PyTorch, cuBLAS and the Triton kernel (NumPy on the CPU) ---
-
-def make_fake_torch(np, wrong=False):
-    """A module with the part of PyTorch that peers.py uses, computing with NumPy; wrong: torch.mm
-    puts a NaN in its result."""
-    import time
-    import types
-
-    class Tensor(np.ndarray):
-        def float(self):
-            return self.astype(np.float32).view(Tensor)
-
-        def abs(self):
-            return np.abs(self).view(Tensor)
-
-        def data_ptr(self):
-            return self.ctypes.data
-
-    def wrap(array):
-        return np.asarray(array).view(Tensor)
-
-    torch = types.ModuleType("torch")
-    torch.__version__ = "0.0+numpy"
-    torch.float16, torch.float32 = np.dtype(np.float16), np.dtype(np.float32)
-    torch.version = types.SimpleNamespace(cuda="13.0")
-
-    class Generator:
-        def __init__(self, device=None):
-            self.rng = np.random.default_rng(0)
-
-        def manual_seed(self, seed):
-            self.rng = np.random.default_rng(seed)
-
-    def mm(a, b, out_dtype=None):
-        c = a.astype(np.float32) @ b.astype(np.float32)
-        if wrong:
-            c[0, 0] = np.nan
-        return wrap(c.astype(out_dtype or a.dtype))
-
-    torch.Generator = Generator
-    default = Generator()
-    torch.rand = lambda *shape, device=None, dtype=None, generator=None: wrap(
-        (generator or default).rng.random(shape).astype(dtype))
-    torch.empty = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
-    torch.ones = lambda *shape, device=None, dtype=None: wrap(np.ones(shape, dtype))
-    torch.zeros = lambda *shape, device=None, dtype=None: wrap(np.zeros(shape, dtype))
-    torch.mm = mm
-    torch.matmul = lambda a, b: mm(a, b)
-    torch.where = lambda c, x, y: wrap(np.where(c, x, y))
-    torch.isfinite = lambda x: wrap(np.isfinite(x))
-    torch.full_like = lambda x, v: wrap(np.full_like(x, v))
-    torch.zeros_like = lambda x: wrap(np.zeros_like(x))
-
-    class Event:
-        def __init__(self, enable_timing=False):
-            self.t = None
-
-        def record(self):
-            self.t = time.perf_counter()
-
-        def elapsed_time(self, end):
-            return max(1e-3, (end.t - self.t) * 1e3)
-
-    torch.cuda = types.SimpleNamespace(
-        is_available=lambda: True, set_device=lambda d: None, synchronize=lambda: None, Event=Event,
-        _sleep=lambda cycles: None, current_stream=lambda: types.SimpleNamespace(cuda_stream=0),
-        OutOfMemoryError=MemoryError,
-        get_device_properties=lambda d: types.SimpleNamespace(name="Fake GPU", multi_processor_count=132,
-                                                              major=9, minor=0, L2_cache_size=1 << 16))
-    return torch
-
-
-class FakeCublas:
-    def __init__(self, torch):
-        self.version, self.path = "0.0.0", "fake-libcublas.so"
-
-    def gemm(self, a, b, c):
-        c[...] = a.astype("float32") @ b.astype("float32")
-        return c
-
-
-def make_fake_triton_matmul(np):
-    import types
-
-    import triton_config
-
-    module = types.ModuleType("triton_matmul")
-    module.Config = triton_config.Config
-    module.fits = triton_config.fits
-    module.version = lambda: "Triton 0.0 (fake)"
-    module.calls = []
-
-    def gemm(a, b, c, config):
-        module.calls.append(config)
-        c[...] = a.astype(np.float32) @ b.astype(np.float32)
-        return c
-
-    module.gemm = gemm
-    return module
-
-
-class PeersOnStandInsTest(unittest.TestCase):
-    def setUp(self):
-        try:
-            import numpy
-        except ImportError:
-            self.skipTest("no NumPy")
-        self.np = numpy
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = Path(self.tmp.name)
-        self.saved = {name: sys.modules.get(name) for name in ("torch", "triton_matmul")}
-        self.cublas = peers.Cublas
-
-    def tearDown(self):
-        for name, module in self.saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
-        peers.Cublas = self.cublas
-        self.tmp.cleanup()
-
-    def run_peer(self, engine, shapes, wrong=False, *extra):
-        import contextlib
-        import io
-        sys.modules["torch"] = make_fake_torch(self.np, wrong)
-        sys.modules["triton_matmul"] = make_fake_triton_matmul(self.np)
-        peers.Cublas = FakeCublas
-        (self.root / "s.txt").write_text("".join(f"{m}x{n}x{k}\n" for m, n, k in shapes))
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = peers.main(["--engine", engine, "--shapes", str(self.root / "s.txt"), "--csv",
-                               str(self.root / "out.csv"), "--iters", "3", *extra])
-        return code, out.getvalue(), err.getvalue()
-
-    def test_torch_rows_checked_and_timed(self):
-        import results_csv
-        code, stdout, stderr = self.run_peer("torch", [(64, 48, 40), (1, 33, 17)])
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertIn("torch.matmul: PyTorch 0.0+numpy: torch.mm(a, b, out_dtype=torch.float32)", stdout)
-        rows = results_csv.load_rows(self.root / "out.csv")
-        self.assertEqual([(r["step"], r["m"], r["n"], r["k"], r["precision"], r["status"]) for r in rows],
-                         [("torch.matmul", 64, 48, 40, "fp16", "PASS"), ("torch.matmul", 1, 33, 17, "fp16", "PASS")])
-        self.assertIn("against cuBLAS 0.0.0 (PyTorch's)", rows[0]["adds"])
-        self.assertLess(rows[0]["err_over_tol"], 1.0)
-
-    def test_a_nan_fails_the_check(self):
-        code, _, stderr = self.run_peer("torch", [(32, 32, 32)], True)
-        self.assertEqual(code, exit_codes.EXIT_CHECK_FAILED)
-        self.assertIn("peers: error: torch.matmul 32x32x32: check failed: 1 element(s) outside the error bound",
-                      stderr)
-
-    def test_triton_tunes_each_class_once(self):
-        import results_csv
-        code, stdout, stderr = self.run_peer("triton", [(1, 64, 64), (8, 64, 64), (512, 512, 64)], False,
-                                             "--time-cap", "1000")
-        self.assertEqual((code, stderr), (0, ""), stdout)
-        tuned = [line for line in stdout.splitlines() if line.startswith("peers: Triton, shapes of class")]
-        self.assertEqual(len(tuned), 2, stdout)  # m<=16 (on 1x64x64, its lower median) and few tiles
-        self.assertIn("shapes of class 'm<=16': ", tuned[0])
-        self.assertIn("(tuned on 1x64x64 among 3", tuned[0])
-        rows = results_csv.load_rows(self.root / "out.csv")
-        self.assertEqual([r["status"] for r in rows], ["PASS"] * 3)
-        self.assertTrue(rows[0]["adds"].startswith("Triton 0.0 (fake): after Triton's matmul tutorial"))

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from results_csv import InputError
+from report.results_csv import InputError
 
-CORPUS = Path(__file__).resolve().with_name("shape_corpus.csv")
+CORPUS = Path(__file__).resolve().parents[1] / "shape_corpus.csv"
 HEADER = ("category", "m", "n", "k", "label")
 CATEGORY = re.compile(r"^[a-z][a-z0-9_]*$")
 INT_MAX = 2 ** 31 - 1  # what the step executables accept for --m, --n, --k
@@ -115,7 +115,7 @@ def shape_text(shape):
 
 def shape_list_text(shapes):
     """The list that `--shapes FILE` reads (step executables and peers.py): one MxNxK a line."""
-    return "# written by plots/run_worklog.py from the shape corpus\n" + "".join(f"{shape_text(s)}\n" for s in shapes)
+    return "# written by plots/run/run_worklog.py from the shape corpus\n" + "".join(f"{shape_text(s)}\n" for s in shapes)
 
 
 def parse_shape_list(text, name):

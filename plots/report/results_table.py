@@ -4,9 +4,9 @@ Needs only the Python standard library.
 """
 import math
 
-from profile_csv import CUBLAS
-from shape_results import peer_table_rows
-from results_csv import (cublas_ms, timing_words, cublas_name, gemm_flops, latest_per_step, newest,
+from profiling.profile_csv import CUBLAS
+from shapes.shape_results import peer_table_rows
+from report.results_csv import (cublas_ms, timing_words, cublas_name, gemm_flops, latest_per_step, newest,
                          precision_label, precisions, size_of)
 
 
@@ -100,9 +100,9 @@ def build_table(rows, limited_by=None, peers=None):
     ]
     if peer_rows:
         lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
-                      "(plots/peers.py): each is timed in its own process in alternation with cuBLAS's "
+                      "(plots/shapes/peers.py): each is timed in its own process in alternation with cuBLAS's "
                       "cublasGemmEx there, and its % is against that.")
     if limited_by is not None:
-        lines[-1] += (" Limited by (measured): the rule in plots/profile_csv.py (limited_by) applied to "
+        lines[-1] += (" Limited by (measured): the rule in plots/profiling/profile_csv.py (limited_by) applied to "
                       "Nsight Compute's counters in profile.csv.")
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ reads profile.csv where matplotlib is not installed.
 """
 import csv
 
-from results_csv import InputError, gemm_flops, read_rows
+from report.results_csv import InputError, gemm_flops, read_rows
 
 CUBLAS = "cuBLAS"  # the step column of cuBLAS's rows
 

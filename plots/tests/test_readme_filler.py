@@ -1,4 +1,4 @@
-"""Tests for plots/readme_blocks.py: finding generated blocks and quoted cells in a README, rendering
+"""Tests for plots/readme/filler.py: finding generated blocks and quoted cells in a README, rendering
 them on small fixtures, rewriting and checking; and the check of this repository's own READMEs
 against the committed plots/results (a README that differs from what the CSVs give fails here).
 
@@ -21,12 +21,13 @@ sys.path.insert(0, str(PLOTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's fake steps
 
 import python_without_matplotlib  # noqa: E402
-import readme_blocks
-import registrations  # noqa: E402
+from readme import filler  # noqa: E402
+from readme import formats, table, tables  # noqa: E402
+from run import registrations  # noqa: E402
 from test_registrations import built_steps_folder, fake_step  # noqa: E402
-import results_csv  # noqa: E402
-import results_table  # noqa: E402
-from readme_blocks import BlockError, Results  # noqa: E402
+from report import results_csv  # noqa: E402
+from report import results_table  # noqa: E402
+from readme.filler import BlockError, Results  # noqa: E402
 
 # A small experiments.csv: a step and a variant at two sizes, three processes, a range kept as min/max.
 EXPERIMENTS = """experiment,date,gpu,step,variant,m,n,k,run,metric,value,source
@@ -66,7 +67,7 @@ def fixture_build(folder, registered=None):
     """A bin folder at `folder` with a fake executable for every step of this checkout's build, each
     answering --list-variants as a step does: STEP adds "what STEP adds" and registers no variant,
     unless `registered` ({step: (what it adds, {variant: description})}) says otherwise."""
-    for step in registrations.steps(readme_blocks.CHECKOUT):
+    for step in registrations.steps(filler.CHECKOUT):
         adds, variants = (registered or {}).get(step, (f"what {step} adds", {}))
         fake_step(folder, step, json.dumps({"step": step, "adds": adds, "variants": [
             {"name": name, "description": description} for name, description in variants.items()]}))
@@ -85,13 +86,13 @@ def fixture_checkout(root):
 class FindTest(unittest.TestCase):
     def error(self, text):
         with self.assertRaises(BlockError) as caught:
-            readme_blocks.find(text, "X.md")
+            filler.find(text, "X.md")
         return str(caught.exception)
 
     def test_blocks_and_cells_in_order_with_their_lines(self):
         text = ("# Title\n\n" + block("results_table", "old\n") + "\nAt " + cell("worklog.csv step=01_naive column=ms")
                 + " ms.\n\n" + block("measured/01_naive"))
-        found = readme_blocks.find(text, "X.md")
+        found = filler.find(text, "X.md")
         self.assertEqual([(f.kind, f.name, f.line) for f in found],
                          [("block", "results_table", 3), ("cell", "worklog.csv step=01_naive column=ms", 7),
                           ("block", "measured/01_naive", 9)])
@@ -132,7 +133,7 @@ class FindTest(unittest.TestCase):
 
     def test_a_blocks_options_are_on_its_begin_line(self):
         text = block("counters/02_block_tiling", "old\n", "compare=01_naive rows=l2_bytes,tensor")
-        found = readme_blocks.find(text, "X.md")
+        found = filler.find(text, "X.md")
         self.assertEqual([(f.kind, f.name, f.options) for f in found],
                          [("block", "counters/02_block_tiling", "compare=01_naive rows=l2_bytes,tensor")])
         self.assertEqual(text[found[0].start:found[0].end], "old\n")
@@ -151,7 +152,7 @@ class FindTest(unittest.TestCase):
     def test_markers_in_code_are_not_read(self):
         text = ("Write `<!-- BEGIN generated: NAME -->` and `" + cell("x.csv column=y") + "`.\n\n"
                 "```\n<!-- BEGIN generated: nothing -->\n" + cell("worklog.csv column=ms") + "\n```\n")
-        self.assertEqual(readme_blocks.find(text, "X.md"), [])
+        self.assertEqual(filler.find(text, "X.md"), [])
 
     def test_a_cell_must_not_start_a_line(self):
         self.assertIn("X.md:2: a cell must not start a line",
@@ -185,21 +186,21 @@ class RenderTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def render(self, name, options=""):
-        return readme_blocks.render_block(name, self.results, options)
+        return filler.render_block(name, self.results, options)
 
     def cell(self, spec):
-        return readme_blocks.render_cell(spec, self.results)
+        return filler.render_cell(spec, self.results)
 
     def test_block_text_is_the_note_then_the_markdown_between_blank_lines(self):
         text = self.render("results_table")
-        self.assertTrue(text.startswith("<!-- written by plots/readme_blocks.py from plots/results/worklog.csv, "
+        self.assertTrue(text.startswith("<!-- written by plots/readme/filler.py from plots/results/worklog.csv, "
                                         "plots/results/profile.csv, plots/results/peers.csv; do not edit -->\n\n"), text)
         self.assertTrue(text.endswith("\n\n"))
 
     def test_results_table_is_table_md(self):
         # What make_plots writes as table.md, from the same worklog.csv and profile.csv.
         rows = results_csv.load_rows(self.folder / "worklog.csv")
-        from profile_csv import limited_by_step, load_profile
+        from profiling.profile_csv import limited_by_step, load_profile
         table = results_table.build_table(rows, limited_by_step(load_profile(self.folder / "profile.csv")))
         self.assertEqual(self.render("results_table").split("\n\n", 1)[1], table.rstrip() + "\n\n")
 
@@ -217,9 +218,9 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| — | PASS |", self.render("measured/01_naive"))
 
     def test_an_unknown_step_is_missing(self):
-        with self.assertRaises(readme_blocks.Missing) as caught:
+        with self.assertRaises(filler.Missing) as caught:
             self.render("measured/99_nothing")
-        self.assertIn("worklog.csv has no row of step '99_nothing'", str(caught.exception))
+        self.assertIn("worklog.csv has no rows with step=99_nothing", str(caught.exception))
 
     def test_sweep_table_and_one_step_of_it(self):
         text = self.render("sweep")
@@ -238,19 +239,19 @@ class RenderTest(unittest.TestCase):
         text = self.render("counters/01_naive", "compare=cuBLAS precision=fp32 rows=l2_bytes")
         self.assertIn("| cuBLAS SGEMM | 01_naive |", text)
         self.assertNotIn("an FMA instruction", text)
-        with self.assertRaises(readme_blocks.Missing) as caught:
+        with self.assertRaises(filler.Missing) as caught:
             self.render("counters/01_naive", "compare=cuBLAS rows=l2_bytes,colour")
         self.assertIn("unknown counter row(s) colour in rows=", str(caught.exception))
 
     def test_variants_say_what_changes_as_the_kernel_registers_it(self):
         with tempfile.TemporaryDirectory() as tmp:
             results = Results(self.folder, bin_dir=fixture_checkout(tmp))
-            text = readme_blocks.render_block("variants/06_multiwarp_wmma", results, "rows=06_multiwarp_wmma,wide")
+            text = filler.render_block("variants/06_multiwarp_wmma", results, "rows=06_multiwarp_wmma,wide")
             self.assertIn("each in its own process in one session", text)
             self.assertIn("| variant | what changes | 4096³ TFLOP/s | 8192³ TFLOP/s |", text)  # no % for `wide`
             self.assertIn("| (the step) | 4 warps, 64x64 warp tiles | — | 107.4 |", text)
             self.assertIn("| `wide` | warp tiles of 64 x 128 | — | 74.0 |", text)
-            text = readme_blocks.render_block("variants/06_multiwarp_wmma", results,
+            text = filler.render_block("variants/06_multiwarp_wmma", results,
                                               "labels=flags rows=06_multiwarp_wmma/wide,06_multiwarp_wmma")
             self.assertIn("| `--variant wide` | warp tiles of 64 x 128 | — | 74.0 |\n"
                           "| 06_multiwarp_wmma | 4 warps, 64x64 warp tiles | — | 107.4 |", text)
@@ -258,16 +259,9 @@ class RenderTest(unittest.TestCase):
                                      ("rows=05_wmma", "05_wmma: no such executable"),
                                      ("labels=mine rows=wide", "labels= must be one of names, flags"),
                                      ("rows=06_multiwarp_wmma/", "'06_multiwarp_wmma/' is not STEP/VARIANT")):
-                with self.subTest(options=options), self.assertRaises(readme_blocks.Missing) as caught:
-                    readme_blocks.render_block("variants/06_multiwarp_wmma", results, options)
+                with self.subTest(options=options), self.assertRaises(filler.Missing) as caught:
+                    filler.render_block("variants/06_multiwarp_wmma", results, options)
                 self.assertIn(message, str(caught.exception))
-
-    def test_three_processes_of_the_steps_named(self):
-        text = self.render("three_processes", "steps=06_multiwarp_wmma")
-        self.assertIn("| M = N = K | **06_multiwarp_wmma** | 06: ms, TFLOP/s |", text)
-        self.assertIn("| 4096 | **14.5, 14.1, 14.3%** | 1.29–1.31 ms, — |", text)
-        with self.assertRaises(readme_blocks.Missing):
-            self.render("three_processes", "steps=05_wmma")
 
     def test_profile_summary_has_every_step_and_cublas(self):
         text = self.render("profile_summary")
@@ -280,7 +274,7 @@ class RenderTest(unittest.TestCase):
         lines = [line for line in text.splitlines() if line.startswith("| [") or line.startswith("| cuBLAS")]
         # The fixture measured 01-06; the checkout's later steps keep their rows, marked as not measured,
         # after the last measured step and before its yardstick.
-        later = [s for s in registrations.steps(readme_blocks.CHECKOUT) if s > "06_multiwarp_wmma"]
+        later = [s for s in registrations.steps(filler.CHECKOUT) if s > "06_multiwarp_wmma"]
         self.assertEqual([line.split(" | ")[0] for line in lines],
                          ["| [01_naive](01_naive/)", "| [02_block_tiling](02_block_tiling/)",
                           "| [03_thread_coarsening](03_thread_coarsening/)", "| [04_outer_product](04_outer_product/)",
@@ -299,7 +293,7 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| the counter that shows it |", self.render("profile_summary"))
         self.assertIn("| shared-memory bank conflicts | 33.3% of the shared wavefronts are bank conflicts |",
                       self.render("profile_summary"))
-        plain = readme_blocks.plain_limit
+        plain = formats.plain_limit
         self.assertEqual(plain("latency (waiting for global/local memory)"), "waiting for global/local memory")
         self.assertEqual(plain("memory bandwidth (L2)"), "moving data through the L2 cache")
         self.assertEqual(plain("something new"), "something new")
@@ -312,23 +306,23 @@ class RenderTest(unittest.TestCase):
             folder = fixture_results(tmp)
             (folder / "shapes.csv").write_text(shapes, encoding="utf-8")
             results = Results(folder)
-            text = readme_blocks.render_block("ladder", results, "pays=06_multiwarp_wmma:1x4096x4096")
+            text = filler.render_block("ladder", results, "pays=06_multiwarp_wmma:1x4096x4096")
             self.assertIn("| on the shapes it is for: % of cuBLAS (the step before) |", text)
             self.assertIn("`plots/results/shapes.csv`; GPU: ", text)
             self.assertIn(" | 80.0% at 1×4096×4096 (05: 90.0%) |", text)
             self.assertRegex(text, r"\| \[05_wmma\]\(05_wmma/\) .* \|  \|\n")
             # The corpus: every passed shape once (06's failed 4097 is left out), geometric means.
-            text = readme_blocks.render_block("ladder", results, "pays=06_multiwarp_wmma:corpus")
+            text = filler.render_block("ladder", results, "pays=06_multiwarp_wmma:corpus")
             self.assertIn(" | 61.2% geometric mean over the corpus's 7 shapes (05: 67.4%) |", text)
             for pays, message in (("01_naive:1x1x1", "not a step of the ladder after its first"),
                                   ("06_multiwarp_wmma:1x2", "is not STEP:MxNxK or STEP:corpus"),
                                   ("06_multiwarp_wmma:7x7x7", "no passed row of 06_multiwarp_wmma at 7×7×7")):
-                with self.subTest(pays=pays), self.assertRaises(readme_blocks.Missing) as caught:
-                    readme_blocks.render_block("ladder", results, f"pays={pays}")
+                with self.subTest(pays=pays), self.assertRaises(filler.Missing) as caught:
+                    filler.render_block("ladder", results, f"pays={pays}")
                 self.assertIn(message, str(caught.exception))
 
     def test_the_counter_that_shows_each_verdict(self):
-        counter = readme_blocks.limiting_counter
+        counter = formats.limiting_counter
         self.assertEqual(counter({"limited_by": "tensor pipe", "tensor_pipe_pct": 85.68}), "tensor pipe busy 85.7%")
         self.assertEqual(counter({"limited_by": "memory bandwidth (L2)", "l2_throughput_pct": 81.0}), "L2 busy 81.0%")
         self.assertEqual(counter({"limited_by": "issue", "issue_active_pct": 75.2, "sm_throughput_pct": 72.97}),
@@ -341,9 +335,6 @@ class RenderTest(unittest.TestCase):
         self.assertIsNone(counter({"limited_by": "n/a"}))
         self.assertEqual(self.cell("profile.csv step=02_block_tiling column=limiting_counter"),
                          "33.3% of the shared wavefronts are bank conflicts")
-
-    def test_experiment_blocks(self):
-        self.assertIn("| 06_multiwarp_wmma | 10.2 | 107.4 | 14.2% |", self.render("at_8192"))
 
     def test_cells(self):
         self.assertEqual(self.cell("worklog.csv step=02_block_tiling column=pct_cublas format=.1f"), "17.9")
@@ -383,20 +374,20 @@ class RenderTest(unittest.TestCase):
                 ("missing.csv column=x", "no such file"),
                 ("worklog.csv step=01_naive column=ms format=%%", "bad format"),
                 ("worklog.csv precision=fp32 column=gpu agg=max", "needs a number in every row")):
-            with self.subTest(spec=spec), self.assertRaises(readme_blocks.Missing) as caught:
+            with self.subTest(spec=spec), self.assertRaises(filler.Missing) as caught:
                 self.cell(spec)
             self.assertIn(message, str(caught.exception))
 
     def test_formats(self):
-        self.assertEqual(readme_blocks.significant(3.4, 3), "3.40")
-        self.assertEqual(readme_blocks.significant(999.7, 3), "1000")
-        self.assertEqual(readme_blocks.significant(0.06251, 3), "0.0625")
-        self.assertEqual(readme_blocks.format_value(396e6, "bytes"), "396 MB")
-        self.assertEqual(readme_blocks.format_value(999.7e6, "bytes"), "1.00 GB")
-        self.assertEqual(readme_blocks.format_value(1.3701e9, "bytes4"), "1.370 GB")
-        self.assertEqual(readme_blocks.format_value(21200365, "count"), "21.2 M")
-        self.assertEqual(readme_blocks.format_value(0.2204, "auto"), "0.22")
-        self.assertEqual(readme_blocks.format_value(30.42, "auto"), "30.4")
+        self.assertEqual(formats.significant(3.4, 3), "3.40")
+        self.assertEqual(formats.significant(999.7, 3), "1000")
+        self.assertEqual(formats.significant(0.06251, 3), "0.0625")
+        self.assertEqual(formats.format_value(396e6, "bytes"), "396 MB")
+        self.assertEqual(formats.format_value(999.7e6, "bytes"), "1.00 GB")
+        self.assertEqual(formats.format_value(1.3701e9, "bytes4"), "1.370 GB")
+        self.assertEqual(formats.format_value(21200365, "count"), "21.2 M")
+        self.assertEqual(formats.format_value(0.2204, "auto"), "0.22")
+        self.assertEqual(formats.format_value(30.42, "auto"), "30.4")
 
 
 class RewriteTest(unittest.TestCase):
@@ -415,33 +406,33 @@ class RewriteTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_check_lists_what_differs(self):
-        differences = readme_blocks.check(self.text, self.results, "README.md")
+        differences = filler.check(self.text, self.results, "README.md")
         self.assertEqual([(d.line, d.kind, d.committed) for d in differences],
                          [(3, "cell", "9.99"), (5, "block", "stale\n")])
         self.assertEqual(differences[0].expected, "3.44")
-        self.assertEqual(readme_blocks.describe(differences[0]),
+        self.assertEqual(filler.describe(differences[0]),
                          "README.md:3: cell 'worklog.csv step=01_naive column=tflops format=tflops' reads '9.99'; "
                          "the results give '3.44'")
         self.assertIn("README.md:5: block 'measured/01_naive' differs:\n    @@ -1 +1,8 @@\n    -stale\n"
                       "    +<!-- written by",
-                      readme_blocks.describe(differences[1]))
+                      filler.describe(differences[1]))
 
     def test_rewrite_fills_blocks_and_cells_and_keeps_the_rest(self):
-        self.assertTrue(readme_blocks.rewrite(self.readme, self.results))
+        self.assertTrue(filler.rewrite(self.readme, self.results))
         text = self.readme.read_text(encoding="utf-8")
         self.assertIn("The naive step ran at " + cell("worklog.csv step=01_naive column=tflops format=tflops",
                                                       "3.44") + " TFLOP/s.\n", text)
         self.assertIn("| 4096×4096×4096 | FP32 | 40.0 | 3.44 |", text)
         self.assertTrue(text.startswith("# Worklog\n\n") and text.endswith("-->\n\nThe end.\n"))
-        self.assertEqual(readme_blocks.check(text, self.results), [])
-        self.assertFalse(readme_blocks.rewrite(self.readme, self.results))  # a second time: nothing to do
+        self.assertEqual(filler.check(text, self.results), [])
+        self.assertFalse(filler.rewrite(self.readme, self.results))  # a second time: nothing to do
 
     def test_write_all_writes_nothing_when_one_file_fails(self):
         broken = self.root / "02" / "README.md"
         broken.parent.mkdir()
         broken.write_text("x " + cell("worklog.csv step=99_none column=ms") + "\n", encoding="utf-8")
         with self.assertRaises(BlockError) as caught:
-            readme_blocks.write_all([self.readme, broken], self.results)
+            filler.write_all([self.readme, broken], self.results)
         self.assertIn(f"{broken}:1: cell 'worklog.csv step=99_none column=ms': worklog.csv step=99_none: no row",
                       str(caught.exception))
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
@@ -455,21 +446,21 @@ class RewriteTest(unittest.TestCase):
         (self.root / "a" / "notes.md").write_text("not a step's\n")
         (self.root / "docs").mkdir(exist_ok=True)
         (self.root / "docs" / "running.md").write_text("a page\n")
-        self.assertEqual(readme_blocks.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md",
+        self.assertEqual(filler.readmes(self.root), [self.readme, self.root / "01_naive" / "README.md",
                                                             self.root / "01_naive" / "routes.md",
                                                             self.root / "docs" / "running.md"])
 
     def test_refresh_after_publish_rewrites_a_checkouts_readmes(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertTrue(readme_blocks.refresh(self.folder, "run_worklog"))
+            self.assertTrue(filler.refresh(self.folder, "run_worklog"))
         self.assertIn("run_worklog: 1 README(s) rewritten from", out.getvalue())
-        self.assertEqual(readme_blocks.check(self.readme.read_text(encoding="utf-8"), self.results), [])
+        self.assertEqual(filler.check(self.readme.read_text(encoding="utf-8"), self.results), [])
 
     def test_refresh_leaves_a_folder_that_is_not_plots_results_alone(self):
         other = self.root / "pub"
         shutil.copytree(self.folder, other)
-        self.assertTrue(readme_blocks.refresh(other, "run_worklog"))
+        self.assertTrue(filler.refresh(other, "run_worklog"))
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
     def test_refresh_warns_and_writes_nothing_when_a_cell_has_no_row(self):
@@ -477,12 +468,12 @@ class RewriteTest(unittest.TestCase):
             (FIXTURES / "worklog.csv").read_text(encoding="utf-8").replace("01_naive", "01_other"), encoding="utf-8")
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            self.assertFalse(readme_blocks.refresh(self.folder, "ncu_profile"))
+            self.assertFalse(filler.refresh(self.folder, "ncu_profile"))
         self.assertIn("ncu_profile: warning: the READMEs' measured figures were not rewritten: ", err.getvalue())
         self.assertEqual(self.readme.read_text(encoding="utf-8"), self.text)
 
     def run_cli(self, *args):
-        done = subprocess.run([sys.executable, str(PLOTS / "readme_blocks.py"), "--results", str(self.folder), *args],
+        done = subprocess.run([sys.executable, str(PLOTS / "readme" / "filler.py"), "--results", str(self.folder), *args],
                               capture_output=True, text=True, timeout=60)
         return done.returncode, done.stdout, done.stderr
 
@@ -490,77 +481,13 @@ class RewriteTest(unittest.TestCase):
         code, _, err = self.run_cli("--check")
         self.assertEqual(code, 1, err)
         self.assertIn("README.md:3: cell 'worklog.csv step=01_naive column=tflops format=tflops' reads '9.99'", err)
-        self.assertIn("readme_blocks: 2 block(s) or cell(s) differ", err)
+        self.assertIn("readme/filler.py: 2 block(s) or cell(s) differ", err)
         self.assertEqual(self.run_cli("--write"), (0, f"{self.readme}\n", ""))
         self.assertEqual(self.run_cli("--check"), (0, "", ""))
         self.readme.write_text("<!-- BEGIN generated: results_table -->\n", encoding="utf-8")
         code, _, err = self.run_cli("--check")
-        self.assertEqual((code, err), (2, f"readme_blocks: error: {self.readme}:1: BEGIN generated: results_table "
+        self.assertEqual((code, err), (2, f"readme/filler.py: error: {self.readme}:1: BEGIN generated: results_table "
                                           "has no END\n"))
-
-
-class RunWorklogPublishTest(unittest.TestCase):
-    """run_worklog.py --publish into a checkout's plots/results rewrites that checkout's READMEs."""
-
-    def test_publish_rewrites_the_readmes(self):
-        from test_run_worklog import make_bin_dir
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            bin_dir = make_bin_dir(root, {"01_naive": 0, "02_block_tiling": 0})
-            checkout = root / "checkout"
-            (checkout / "plots" / "results").mkdir(parents=True)
-            readme = checkout / "README.md"
-            readme.write_text("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops")
-                              + " TFLOP/s.\n\n" + block("measured/02_block_tiling"), encoding="utf-8")
-            (root / "wheels").mkdir()  # no package index: without matplotlib, the table alone, at once
-            done = subprocess.run([sys.executable, str(PLOTS / "run_worklog.py"), "--bin-dir", str(bin_dir),
-                                   "--out", str(root / "out"), "--no-sweep", "--size", "64",
-                                   "--publish", str(checkout / "plots" / "results")],
-                                  capture_output=True, text=True, timeout=120,
-                                  env=python_without_matplotlib.offline_pip_environment(root / "wheels"))
-            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-            self.assertIn("run_worklog: 1 README(s) rewritten from", done.stdout)
-            text = readme.read_text(encoding="utf-8")
-            self.assertIn("Speed " + cell("worklog.csv step=02_block_tiling column=tflops format=tflops", "8.00"), text)
-            self.assertIn("| 64×64×64 | FP32 | 1.00 | 8.00 | 4.00 | 50.0% | 1.00× | PASS |", text)
-
-
-@unittest.skipUnless(built_steps_folder(), f"no built steps: set {registrations.BIN_DIR_VARIABLE} or build into build/")
-class RepositoryTest(unittest.TestCase):
-    """The committed READMEs against the committed results and the built steps' registrations: every
-    generated block and quoted cell must read what plots/results gives. When this fails, run
-    python3 plots/readme_blocks.py --write  (or find why the CSVs changed)."""
-
-    def test_every_readme_matches_the_committed_results(self):
-        files = readme_blocks.readmes(ROOT)
-        self.assertIn(ROOT / "README.md", files)
-        differences, texts = readme_blocks.check_all(files, Results(readme_blocks.RESULTS))
-        self.assertEqual(differences, [], "\n" + "\n".join(readme_blocks.describe(d, ROOT) for d in differences)
-                         + "\nrewrite them with: python3 plots/readme_blocks.py --write")
-        found = {path: readme_blocks.find(text, str(path)) for path, text in texts.items()}
-        # The READMEs do quote the results: the results table, and each step's own measurements.
-        names = {f.name for fs in found.values() for f in fs if f.kind == "block"}
-        self.assertIn("results_table", names)
-        for step in ("01_naive", "02_block_tiling", "03_thread_coarsening", "04_outer_product", "05_wmma",
-                     "06_multiwarp_wmma", "07_async_pipeline", "08_mma_ldmatrix", "09_wgmma_tma",
-                     "10_persistent_clusters"):
-            self.assertIn(f"measured/{step}", names)
-            self.assertTrue(any(f.name == f"measured/{step}" for f in found[ROOT / step / "README.md"]))
-
-    def test_table_md_is_what_the_committed_csvs_give(self):
-        body = readme_blocks.render_block("results_table", Results(readme_blocks.RESULTS)).split("\n\n", 1)[1]
-        table = (readme_blocks.RESULTS / "table.md").read_text(encoding="utf-8")
-        self.assertEqual(body, table.rstrip() + "\n\n",
-                         "plots/results/table.md is not what worklog.csv, profile.csv and peers.csv give: rerun "
-                         "make_plots (python3 plots/make_plots.py --csv plots/results/worklog.csv --profile "
-                         "plots/results/profile.csv --peers plots/results/peers.csv --out plots/results --table-only)")
-
-    def test_experiments_csv_reads(self):
-        rows = Results(readme_blocks.RESULTS).experiments()
-        self.assertTrue(rows)
-        for row in rows:
-            self.assertTrue(row["source"], row)
-            self.assertIn(row["run"], ("", "1", "2", "3", "min", "max"), row)
 
 
 if __name__ == "__main__":

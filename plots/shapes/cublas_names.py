@@ -1,4 +1,4 @@
-"""cuBLAS's own pick: what its kernel names say, and cublas_picks.csv, the file plots/cublas_pick.py
+"""cuBLAS's own pick: what its kernel names say, and cublas_picks.csv, the file plots/shapes/cublas_pick.py
 writes (one row per shape: the kernel cuBLAS ran, read through Nsight Compute) and the shapes tables
 read (shape_results.py). Standard library only.
 
@@ -20,7 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from results_csv import InputError, read_fixed_rows, write_fixed_rows
+from report.results_csv import InputError, read_fixed_rows, write_fixed_rows
 
 PICKS = "cublas_picks.csv"  # the file's name in a results folder
 

@@ -14,10 +14,10 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from profile_csv import gpu_name, measured_l2_bandwidth, roofline_points  # noqa: E402
-from results_csv import (cublas_ms, cublas_name, failed_steps, gemm_flops, headline_size,  # noqa: E402
+from profiling.profile_csv import gpu_name, measured_l2_bandwidth, roofline_points  # noqa: E402
+from report.results_csv import (cublas_ms, cublas_name, failed_steps, gemm_flops, headline_size,  # noqa: E402
                          latest_per_step, newest, plottable, precision_label, precisions, timing_of)
-from results_table import fmt_pct, fmt_tflops  # noqa: E402
+from report.results_table import fmt_pct, fmt_tflops  # noqa: E402
 
 COLORS = {"fp32": "tab:blue", "fp16": "tab:orange"}
 

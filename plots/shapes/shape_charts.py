@@ -11,9 +11,9 @@ matplotlib.use("Agg")  # draw straight to PNG files: no display is needed
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LogNorm, TwoSlopeNorm  # noqa: E402
 
-from shape_corpus import WAVE_TILES, wave_starts  # noqa: E402
-from results_csv import timing_of  # noqa: E402
-from shape_results import NOT_AVAILABLE, counted, engine_title, engines, fmt_tflops  # noqa: E402
+from shapes.shape_corpus import WAVE_TILES, wave_starts  # noqa: E402
+from report.results_csv import timing_of  # noqa: E402
+from shapes.shape_results import NOT_AVAILABLE, counted, engine_title, engines, fmt_tflops  # noqa: E402
 
 SQUARES, LLM = "shapes_squares.png", "shapes_llm.png"
 FP32 = "fp32"

@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_config import LARGEST, Config, fits  # noqa: F401  (peers.py reads them from this module)
+from shapes.triton_config import LARGEST, Config, fits  # noqa: F401  (peers.py reads them from this module)
 
 
 # M is left unspecialized (Triton compiles one variant per divisibility class of each integer

@@ -265,3 +265,36 @@ def square_rows(rows):
     if not square:
         raise InputError("sweep CSV has no square (N×N×N) rows")
     return square
+
+
+EXPERIMENT_COLUMNS = "experiment date gpu step variant m n k run metric value source".split()
+
+
+def load_experiments(path):
+    """experiments.csv (one-off runs recorded by hand, one number a row): the value as a number, m, n,
+    k as integers or None."""
+    def check_header(path, header):
+        missing = [c for c in EXPERIMENT_COLUMNS if c not in (header or [])]
+        if missing:
+            raise InputError(f"{path}: missing columns: {', '.join(missing)}")
+
+    def parse(raw, where):
+        row = dict(raw)
+        try:
+            row["value"] = float(raw["value"])
+            for column in "mnk":
+                row[column] = int(raw[column]) if raw[column].strip() else None
+        except ValueError:
+            raise InputError(f"{where}: value, m, n and k must be numbers") from None
+        return row
+
+    return read_rows(path, check_header, parse)
+
+
+def load_text_rows(path):
+    """Any results CSV, its cells as text."""
+    def check_header(path, header):
+        if not header:
+            raise InputError(f"{path}: empty CSV (no header line)")
+
+    return read_rows(path, check_header, lambda raw, where: dict(raw))

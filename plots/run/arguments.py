@@ -64,3 +64,30 @@ def add_venv_argument(parser):
     parser.add_argument("--venv", type=Path,
                         help="virtual environment for matplotlib when this Python lacks it "
                              "(default: BIN_DIR/../plots-venv)")
+
+
+def parse_naming_unknown_first(parser, required, argv):
+    """parser.parse_args(argv), except that an argument the parser does not know is named before a
+    missing required one: `--bogus` alone says "unrecognized arguments: --bogus", not that --bin-dir
+    and --out are required (argparse checks those first)."""
+    def require(flag):
+        for action in required:
+            action.required = flag
+
+    def error(message):  # a bad value, found while parsing: the usage line shows the required ones again
+        require(True)
+        type(parser).error(parser, message)
+
+    require(False)
+    parser.error = error
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    finally:
+        del parser.error
+        require(True)
+    if unknown:
+        parser.error("unrecognized arguments: " + " ".join(unknown))
+    missing = [action for action in required if getattr(args, action.dest) is None]
+    if missing:
+        parser.error("the following arguments are required: " + ", ".join(a.option_strings[0] for a in missing))
+    return args
