@@ -3,9 +3,8 @@ for the Python tools, and no tool defines a code of its own.
 
 - the parser agrees with the header, as a C++ compiler reads it (a program built from the header
   prints every value), and refuses a header it cannot read;
-- no tool source (plots/run_worklog.py, ncu_profile.py, make_plots.py, readme_blocks.py, lab/lab.py,
-  lab/labkit/*.py)
-  writes an exit code as a number: each takes them from common/exit_codes.py;
+- no tool source (plots/**/*.py but the tests, lab/lab.py, lab/labkit/*.py) writes an exit code as
+  a number: each takes them from common/exit_codes.py;
 - the codes the tools document are the header's.
 
 Run from anywhere:  python3 -m unittest discover -s lab/tests -v
@@ -21,8 +20,7 @@ from lab_test_support import REPOSITORY, TemporaryFolderTest
 from labkit import exit_codes  # noqa: E402  (common/exit_codes.py, through labkit's path)
 
 HEADER = REPOSITORY / "common" / "exit_codes.hpp"
-TOOLS = [REPOSITORY / "plots" / name for name in ("run_worklog.py", "ncu_profile.py", "make_plots.py",
-                                                  "readme_blocks.py")] + \
+TOOLS = sorted(path for path in (REPOSITORY / "plots").rglob("*.py") if "tests" not in path.parts) + \
         [REPOSITORY / "lab" / "lab.py"] + sorted((REPOSITORY / "lab" / "labkit").glob("*.py"))
 # Ways a tool could spell an exit code as a number instead of taking it from exit_codes.
 LITERAL_CODE = [

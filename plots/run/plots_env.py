@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
+
 REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements.txt"
 NO_MATPLOTLIB = 77  # the command-line exit code when no Python with matplotlib can be had
 
@@ -28,7 +31,7 @@ def imports_matplotlib(python):
     fresh installation counts)."""
     try:
         return subprocess.run([str(python), "-c", "import matplotlib"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0
+                              stderr=subprocess.DEVNULL).returncode == exit_codes.EXIT_OK
     except OSError:
         return False
 
@@ -73,7 +76,7 @@ def python_with_matplotlib(venv, requirements=REQUIREMENTS, python=sys.executabl
                 done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                       errors="replace")
                 log_file.write(done.stdout)
-                if done.returncode != 0:
+                if done.returncode != exit_codes.EXIT_OK:
                     raise Unavailable(f"{what} failed: {_last_line(done.stdout)} (log: {log})")
     except OSError as e:
         raise Unavailable(f"cannot set up {venv}: {e}") from None
@@ -87,7 +90,7 @@ def main(argv=None):
     if "--" not in argv:
         print("plots_env: error: usage: plots_env.py --venv DIR [--requirements FILE] -- ARGS...",
               file=sys.stderr)
-        return 2
+        return exit_codes.EXIT_BAD_ARGUMENT
     split = argv.index("--")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", required=True, type=Path, help="the virtual environment to use or make")

@@ -23,8 +23,12 @@ import json
 import os
 import re
 import subprocess
+import sys
 from collections import namedtuple
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 
 STEP_LINE = re.compile(r"^[ \t]*add_worklog_step[ \t]*\([ \t\n]*(\d\d_[A-Za-z0-9_]+)", re.MULTILINE)
 # Where the tests find the build (CTest sets it: common/tests/CMakeLists.txt); the default is the
@@ -112,7 +116,7 @@ def read(folder, step):
             done = subprocess.run([str(exe), LIST_FLAG], capture_output=True, text=True, timeout=TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise RegistrationError(f"{exe} {LIST_FLAG}: {getattr(e, 'strerror', None) or e}") from None
-        if done.returncode != 0:
+        if done.returncode != exit_codes.EXIT_OK:
             said = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
             raise RegistrationError(f"{exe} {LIST_FLAG}: exit code {done.returncode}: {said}")
         registration = parse(done.stdout, f"{exe} {LIST_FLAG}")
