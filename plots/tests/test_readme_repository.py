@@ -27,19 +27,6 @@ from report import results_csv  # noqa: E402
 from report import results_table  # noqa: E402
 from readme.filler import BlockError, Results  # noqa: E402
 
-# A small experiments.csv: a step and a variant at two sizes, three processes, a range kept as min/max.
-EXPERIMENTS = """experiment,date,gpu,step,variant,m,n,k,run,metric,value,source
-one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,tflops,107.4,test
-one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,pct_cublas,14.2,test
-one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,8192,8192,8192,,ms,10.235,test
-one_process_each,2026-11-21,NVIDIA H200,06_multiwarp_wmma,wide,8192,8192,8192,,tflops,74,test
-three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,1,pct_cublas,14.5,test
-three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,2,pct_cublas,14.1,test
-three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,3,pct_cublas,14.3,test
-three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,min,ms,1.29,test
-three_processes,2026-11-21,NVIDIA H200,06_multiwarp_wmma,,4096,4096,4096,max,ms,1.31,test
-mma_peak,2026-11-21,NVIDIA H200,08_mma_ldmatrix,mma_peak,,,,,tflops,647.3,test
-"""
 from test_readme_filler import block, cell  # noqa: E402
 
 
