@@ -47,6 +47,7 @@
 #include "harness_timing.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"  // LaunchConfig
+#include "tool_cli.hpp"
 
 namespace {
 
@@ -267,18 +268,6 @@ exit codes: 0 ok, 1 check failed, 2 bad argument, 3 the weights do not fit, 4 no
 5 CUDA error, 77 no CUDA device
 )";
 
-int parse_int(const std::string& program, const char* flag, const char* text, int low, int high, int& out) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || value < low || value > high) {
-    std::fprintf(stderr, "%s: error: %s takes a whole number from %d to %d, got '%s'\n", program.c_str(), flag, low,
-                 high, text);
-    return exit_bad_argument;
-  }
-  out = int(value);
-  return exit_ok;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -301,7 +290,7 @@ int main(int argc, char** argv) {
     if (has_value && (arg == "--m" || arg == "--layers" || arg == "--iters")) {
       int& target = arg == "--m" ? m : arg == "--layers" ? layers : iters;
       const int high = arg == "--m" ? swap_ab::max_m : arg == "--layers" ? 64 : 1000;
-      if (const int code = parse_int(program, arg.c_str(), argv[++i], 1, high, target)) return code;
+      if (const auto code = tool::parse_whole(program, arg, argv[++i], 1, high, target)) return *code;
       continue;
     }
     if (has_value && arg == "--timing") {
@@ -317,19 +306,14 @@ int main(int argc, char** argv) {
       csv_path = argv[++i];
       continue;
     }
-    std::fprintf(stderr, "%s: error: unknown argument '%s'%s (see --help)\n", program.c_str(), argv[i],
-                 has_value ? "" : " (or its value is missing)");
-    return exit_bad_argument;
+    const bool takes_value =
+        arg == "--m" || arg == "--layers" || arg == "--iters" || arg == "--timing" || arg == "--csv";
+    return tool::unknown_argument(program, argv[i], takes_value && !has_value);
   }
   if (const auto refused = refuse_without_device(program)) return *refused;
-  try {
+  return tool::run_reporting_errors(program, [&]() -> int {
     cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    if (prop.major != 9 || prop.minor != 0) {
-      std::fprintf(stderr, "%s: error: %s is compute capability %d.%d; step 12 needs 9.0 (sm_90a)\n", program.c_str(),
-                   prop.name, prop.major, prop.minor);
-      return exit_unsupported_gpu;
-    }
+    if (const auto refused = tool::refuse_unless_hopper(program, "step 12", prop)) return *refused;
     CublasHandle cublas;
     DeviceBuffer<unsigned char> cublas_workspace(std::size_t(32) << 20);  // cuBLAS in a graph: no allocation inside
     CUBLAS_CHECK(cublasSetWorkspace(cublas.get(), cublas_workspace.data(), cublas_workspace.size()));
@@ -416,12 +400,6 @@ int main(int argc, char** argv) {
                      t.clock_fell() ? 1 : 0, read_rate / 1e9);
     }
     if (csv) std::fclose(csv);
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-    return exit_cuda_error;
-  } catch (const Failure& f) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), f.message.c_str());
-    return f.exit_code;
-  }
-  return exit_ok;
+    return exit_ok;
+  });
 }

@@ -27,6 +27,7 @@
 #include "exit_codes.hpp"
 #include "failure.hpp"
 #include "harness_timing.hpp"
+#include "tool_cli.hpp"
 
 namespace {
 
@@ -75,32 +76,19 @@ int main(int argc, char** argv) {
     }
     const bool has_value = i + 1 < argc;
     if (arg == "--mib" && has_value) {
-      char* end = nullptr;
-      mib = std::strtoll(argv[++i], &end, 10);
-      if (*end != '\0' || mib < 1 || mib > (1 << 16)) {
-        std::fprintf(stderr, "%s: error: --mib must be a whole number from 1 to 65536, got '%s'\n", program.c_str(),
-                     argv[i]);
-        return exit_bad_argument;
-      }
+      if (const auto code = tool::parse_whole(program, arg, argv[++i], 1, 1 << 16, mib)) return *code;
       continue;
     }
     if (arg == "--shape" && has_value) {
       GemmShape s{};
-      char tail = 0;
-      if (std::sscanf(argv[++i], "%lldx%lldx%lld%c", &s.m, &s.n, &s.k, &tail) != 3 || s.m < 1 || s.n < 1 || s.k < 1) {
-        std::fprintf(stderr, "%s: error: --shape takes MxNxK with positive whole numbers, got '%s'\n", program.c_str(),
-                     argv[i]);
-        return exit_bad_argument;
-      }
+      if (const auto code = tool::parse_shape(program, arg, argv[++i], s.m, s.n, s.k)) return *code;
       shapes.push_back(s);
       continue;
     }
-    std::fprintf(stderr, "%s: error: unknown argument '%s'%s (see --help)\n", program.c_str(), argv[i],
-                 has_value || (arg != "--mib" && arg != "--shape") ? "" : " without its value");
-    return exit_bad_argument;
+    return tool::unknown_argument(program, argv[i], !has_value && (arg == "--mib" || arg == "--shape"));
   }
   if (const auto refused = refuse_without_device(program)) return *refused;
-  try {
+  return tool::run_reporting_errors(program, [&]() -> int {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     const long long bytes = mib << 20, count = bytes / 16;
@@ -128,12 +116,6 @@ int main(int argc, char** argv) {
       std::printf("floor %lldx%lldx%lld: %.2f us (%.1f MB at the read rate)\n", s.m, s.n, s.k, moved / read_rate * 1e6,
                   moved / 1e6);
     }
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-    return exit_cuda_error;
-  } catch (const Failure& f) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), f.message.c_str());
-    return f.exit_code;
-  }
-  return exit_ok;
+    return exit_ok;
+  });
 }

@@ -31,6 +31,7 @@
 #include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "harness_timing.hpp"
+#include "tool_cli.hpp"
 
 namespace {
 
@@ -162,39 +163,21 @@ int main(int argc, char** argv) {
     }
     if (arg == "--explain" && has_value) {
       Shape sh{};
-      char tail = 0;
-      if (std::sscanf(argv[++i], "%dx%dx%d%c", &sh.m, &sh.n, &sh.k, &tail) != 3 || sh.m < 1 || sh.n < 1 || sh.k < 1) {
-        std::fprintf(stderr, "%s: error: --explain takes MxNxK with positive whole numbers, got '%s'\n",
-                     program.c_str(), argv[i]);
-        return exit_bad_argument;
-      }
+      if (const auto code = tool::parse_shape(program, arg, argv[++i], sh.m, sh.n, sh.k)) return *code;
       explain.push_back(sh);
       continue;
     }
     if (arg == "--iters" && has_value) {
-      char* end = nullptr;
-      const long value = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || value < 1 || value > 1000) {
-        std::fprintf(stderr, "%s: error: --iters must be a whole number from 1 to 1000, got '%s'\n", program.c_str(),
-                     argv[i]);
-        return exit_bad_argument;
-      }
-      iters = int(value);
+      if (const auto code = tool::parse_whole(program, arg, argv[++i], 1, 1000, iters)) return *code;
       continue;
     }
-    std::fprintf(stderr, "%s: error: unknown argument '%s'%s (see --help)\n", program.c_str(), argv[i],
-                 has_value || (arg != "--out" && arg != "--iters" && arg != "--explain") ? "" : " without its value");
-    return exit_bad_argument;
+    return tool::unknown_argument(program, argv[i],
+                                  !has_value && (arg == "--out" || arg == "--iters" || arg == "--explain"));
   }
   if (const auto refused = refuse_without_device(program)) return *refused;
-  try {
+  return tool::run_reporting_errors(program, [&]() -> int {
     cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    if (prop.major != 9 || prop.minor != 0) {
-      std::fprintf(stderr, "%s: error: %s is compute capability %d.%d; step 14 needs 9.0 (sm_90a)\n", program.c_str(),
-                   prop.name, prop.major, prop.minor);
-      return exit_unsupported_gpu;
-    }
+    if (const auto refused = tool::refuse_unless_hopper(program, "step 14", prop)) return *refused;
     if (!explain.empty()) {
       // Each entry's terms on the shape (packed operands), its predicted and measured time, the pick.
       for (const Shape& sh : explain) {
@@ -288,9 +271,6 @@ int main(int argc, char** argv) {
       }
       std::printf("wrote %s\n", out.c_str());
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", program.c_str(), e.what());
-    return exit_cuda_error;
-  }
-  return exit_ok;
+    return exit_ok;
+  });
 }
