@@ -666,6 +666,9 @@ struct FixupShared : Config {
 struct WorkspaceFixup : Config {
   static constexpr bool cluster_split = false;  // 11's schedule for every shape: partials through the workspace
 };
+struct NarrowTiles : Config {
+  static constexpr int block_tile_n = 64;  // one consumer warpgroup: twice the tiles, half the k-parts a tile
+};
 
 }  // namespace
 
@@ -705,6 +708,8 @@ WORKLOG_REGISTER_STEP(
         .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
                  workspace_bytes<FixupShared>)
         .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
-                 launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>))
+                 launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>)
+        .variant("narrow_tiles", "block tiles of 64 columns: one consumer warpgroup, fewer k-parts a tile",
+                 launch_config<NarrowTiles>, workspace_bytes<NarrowTiles>))
 
 }  // namespace worklog
