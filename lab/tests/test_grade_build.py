@@ -136,7 +136,7 @@ class GradeBuildTest(unittest.TestCase):
         self.assertEqual(rows["reference"]["04_outer_product status"], "built, host tests pass, no GPU run")
         self.assertEqual(rows["outside"]["refused_steps"], "04_outer_product")
         self.assertEqual(rows["outside"]["04_outer_product status"], "refused")
-        print(f"\nlab.build: a no-GPU grade of one step took {first:.0f} s with an empty --work folder "
+        print(f"\nlab.grade_build: a no-GPU grade of one step took {first:.0f} s with an empty --work folder "
               f"(the reference's kernel and a scratch tree built)", file=sys.stderr)
 
 
