@@ -24,6 +24,12 @@ source, the same headers. This reuses their objects, as ccache does in its "dire
 
 Headers outside the tree (the CUDA Toolkit's, the system's) are taken as unchanged during a test.
 
+Several builds may use one cache at once (lab.build builds two releases at a time): a compilation
+holds a lock on its key while it looks up and compiles, so that the first build to need an object
+compiles it and the others wait for it and reuse it. COMPILE_CACHE_JOBS=N caps the compilers
+running at once over all of them. COMPILE_CACHE_DIR/log has a line per compilation: hit or miss,
+the source, and for a miss the compiler's CPU seconds.
+
 --seed BUILD_DIR stores the objects an existing build compiled (the one CTest runs lab.build from),
 read from its compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS) and the dependency file beside
 each object (OBJECT.d, which CMake has the compiler write), under the key the launcher computes for
@@ -33,6 +39,8 @@ makes now. A release's file that differs from the build's, or a flag that does (
 for sm_90 alone; the build may be for more), simply misses. Python standard library only; the
 tests that use it check that a second build of the same tree is all hits (test_build.py).
 """
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -41,6 +49,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
@@ -136,11 +145,12 @@ def store(folder, object_path, depfile_text, paths, cwd):
         os.replace(staging, target)
 
 
-def note(cache, word, source):
-    """One line per compilation in COMPILE_CACHE_DIR/log: hit or miss, and the source."""
+def note(cache, word, source, seconds=None):
+    """One line per compilation in COMPILE_CACHE_DIR/log: hit or miss, the source, and for a miss
+    the compiler's CPU seconds (its user and system time)."""
     try:
         with open(Path(cache) / "log", "a", encoding="utf-8") as f:
-            f.write(f"{word} {source}\n")
+            f.write(f"{word} {source}" + (f" {seconds:.1f}" if seconds is not None else "") + "\n")
     except OSError:
         pass
 
@@ -169,6 +179,30 @@ def main(argv):
     paths = Paths(find_upwards(source.parent, "CMakePresets.json"), find_upwards(cwd, "CMakeCache.txt"))
     folder = cache_folder(cache, compiler, cwd, args, source, paths)
 
+    # Builds that share the cache at the same time (lab.build builds two releases at once): the
+    # first to need an object compiles it, the others wait for it and reuse it.
+    with locked(Path(cache) / "locks" / folder.name):
+        if reuse(folder, cwd, output, depfile, paths):
+            note(cache, "hit", paths.hide(str(source)))
+            return 0
+        with compile_slot(cache):
+            before = os.times()
+            code = subprocess.call([compiler, *args])
+            after = os.times()
+        note(cache, "miss", paths.hide(str(source)),
+             after.children_user + after.children_system - before.children_user - before.children_system)
+        if code != 0:
+            return code
+        try:
+            store(folder, cwd / output, (cwd / depfile).read_text(encoding="utf-8"), paths, cwd)
+        except OSError:
+            pass  # a cache that cannot be written costs time, not correctness
+    return 0
+
+
+def reuse(folder, cwd, output, depfile, paths):
+    """Writes a stored entry's object and dependency file where the compiler would have, if one
+    matches (every header it read has its text in this tree too); False when none does."""
     for entry in sorted(folder.glob("*/entry.json")) if folder.is_dir() else []:
         try:
             record = json.loads(entry.read_text(encoding="utf-8"))
@@ -177,20 +211,53 @@ def main(argv):
                 (cwd / output).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(entry.parent / "object", cwd / output)
                 (cwd / depfile).write_text(paths.show(record["depfile"]), encoding="utf-8")
-                note(cache, "hit", paths.hide(str(source)))
-                return 0
+                return True
         except (OSError, ValueError, KeyError):
             continue
+    return False
 
-    code = subprocess.call([compiler, *args])
-    note(cache, "miss", paths.hide(str(source)))
-    if code != 0:
-        return code
+
+@contextlib.contextmanager
+def locked(path):
+    """Holds an exclusive lock on the file `path` (made if need be) while the block runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def compile_slot(cache):
+    """With COMPILE_CACHE_JOBS=N, at most N compilations run at once across every build using this
+    cache (each build asks for its own -j: two builds at once on a small machine would otherwise
+    run twice as many compilers as it has memory for); without it, no limit."""
     try:
-        store(folder, cwd / output, (cwd / depfile).read_text(encoding="utf-8"), paths, cwd)
-    except OSError:
-        pass  # a cache that cannot be written costs time, not correctness
-    return 0
+        slots = int(os.environ.get("COMPILE_CACHE_JOBS", "0"))
+    except ValueError:
+        slots = 0
+    if slots <= 0:
+        yield
+        return
+    folder = Path(cache) / "slots"
+    folder.mkdir(parents=True, exist_ok=True)
+    while True:
+        for index in range(slots):
+            handle = open(folder / str(index), "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+            return
+        time.sleep(0.2)
 
 
 def flags_file(cwd, output):

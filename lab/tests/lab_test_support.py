@@ -35,3 +35,11 @@ def executable(path, text):
     path.write_text(text)
     path.chmod(0o755)
     return path
+
+
+def rubric_with(**timeouts):
+    """The default rubric (lab/rubric.json) with some of its timeouts changed."""
+    from labkit.rubric import load_rubric
+    rubric = load_rubric()
+    rubric["timeouts_seconds"].update(timeouts)
+    return rubric

@@ -1,6 +1,6 @@
 """compile_cache.py, the compiler launcher of lab.build, with a fake compiler (a script that writes its
 object and dependency file and counts its runs): a second tree that compiles the same file hits; a
-changed header misses; the objects of an existing build seed the cache, unless they are older than
+changed header misses; two trees compiling it at the same moment compile it once; the objects of an existing build seed the cache, unless they are older than
 what they were made from. Quick: no nvcc, no CMake.
 
 Run from anywhere:  python3 -m unittest discover -s lab/tests -v
@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
 done
 root=$(dirname "$(dirname "$src")")
 echo run >> "$COUNT"
+sleep "${SLOW:-0}"
 cat "$src" "$root/common/util.cuh" > "$out"
 [ -n "$dep" ] && printf '%s: %s \\\\\\n  %s\\n' "$out" "$src" "$root/common/util.cuh" > "$dep"
 exit 0
@@ -70,6 +71,24 @@ class CompileCacheTest(TemporaryFolderTest):
         self.assertIn(f"{second}/01_x/kernel.cu", (second / "build/obj/kernel.cu.o.d").read_text())
         third = self.tree("c", util="int changed;\n")
         self.assertEqual(self.compile(third), (0, 2))  # a header of the tree differs: compiled
+
+    def test_two_builds_at_once_compile_a_file_once(self):
+        """Two trees compile the same file at the same moment (lab.build builds two releases at a
+        time): one compiles, the other waits for it and reuses its object; the log says which, with
+        the compiler's CPU seconds for the one compiled."""
+        self.env.update(SLOW="1", COMPILE_CACHE_JOBS="1")
+        trees = [self.tree("a"), self.tree("b")]
+        flags = ["-MD", "-MT", "obj/kernel.cu.o", "-MF", "obj/kernel.cu.o.d"]
+        running = [subprocess.Popen([sys.executable, str(SCRIPT), str(self.compiler), *flags, f"-I{root}/common",
+                                     "-c", str(root / "01_x" / "kernel.cu"), "-o", "obj/kernel.cu.o"],
+                                    cwd=root / "build", env=self.env) for root in trees]
+        self.assertEqual([process.wait() for process in running], [0, 0])
+        self.assertEqual(len(self.count.read_text().split()), 1)
+        for root in trees:
+            self.assertEqual((root / "build/obj/kernel.cu.o").read_text(), "int k;\nint u;\n")
+        log = sorted(line.split()[0] for line in (self.cache / "log").read_text().splitlines())
+        self.assertEqual(log, ["hit", "miss"])
+        self.assertRegex((self.cache / "log").read_text(), r"(?m)^miss @TREE@/01_x/kernel\.cu \d+\.\d$")
 
     def configure(self, root):
         """compile_commands.json of root's build, as CMake writes it when it configures, before the
