@@ -32,7 +32,8 @@
 // off 16 bytes) to step 08's kernel. The workspace (partials and flags, 11's) comes from the harness.
 // swap_ab.hpp declares what 13 calls, and launch_chained, the programmatic dependent launch of a
 // chain of layers (chain.cu). Variants (README.md's tables): the swap for every M, whole tiles only,
-// the even deal, split-K, 11's shared fixup, and 11's workspace fixup for every shape.
+// the even deal, split-K, 11's shared fixup, 11's workspace fixup for every shape, and tiles of
+// 64 columns.
 
 #include <algorithm>
 #include <array>
