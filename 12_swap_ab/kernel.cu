@@ -371,11 +371,13 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
           const TileOrigin origin = tile_origin(first.tile);
           skip = min(stages, first.k_end - first.k_begin);
           for (int ahead = 0; ahead < skip; ++ahead) {
-            mbarrier_arrive_expect_bytes(&full[ahead], L::stage_bytes);
+            std::uint64_t* const landed = &full[ahead];  // the stage's barrier: A's bytes too, copied below
+            const int k_origin = (first.k_begin + ahead) * block_tile_k;
+            mbarrier_arrive_expect_bytes(landed, L::stage_bytes);
+            auto box = b_tile(ahead);
 #pragma unroll
-            for (int j = 0; j < L::b_boxes; ++j)
-              tma_load_2d(b_tile(ahead) + j * L::b_box_bytes, b_map, &full[ahead], int(origin.col) + j * swizzle_halves,
-                          (first.k_begin + ahead) * block_tile_k);
+            for (int j = 0; j < L::b_boxes; ++j, box += L::b_box_bytes)
+              tma_load_2d(box, b_map, landed, int(origin.col) + j * swizzle_halves, k_origin);
           }
           wait_for_previous_grid();
           for (int ahead = 0; ahead < skip; ++ahead)
