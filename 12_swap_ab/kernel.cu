@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -566,14 +567,16 @@ stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
 // unit per resident block: at most 132 × 2 × 32 KiB = 8.25 MiB at width 128 on a GPU of 132 SMs, 132
 // × 2 × 4 KiB = 1 MiB at width 16. The even deal (a variant): two slots per unit, twice that;
 // swap_all at width 256: 64 KiB partials, 33 MiB. None where the strides send the problem to 08.
+template <class Variant, int width>
+std::size_t swapped_workspace_at(Shape shape, Strides strides) {
+  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0) return 0;
+  if (cluster_split_of<Variant, width>(shape.m, shape.n, shape.k).parts > 0) return 0;  // sums in shared memory
+  const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident<Variant, width>());
+  return plan.partial_bytes + plan.flag_bytes;
+}
 template <class Variant>
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides) {
-  if (strides.lda % 8 != 0 || strides.ldb % 8 != 0) return 0;
-  return with_width(shape.m, [&](auto width) -> std::size_t {
-    if (cluster_split_of<Variant, width>(shape.m, shape.n, shape.k).parts > 0) return 0;  // sums in shared memory
-    const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident<Variant, width>());
-    return plan.partial_bytes + plan.flag_bytes;
-  });
+  return with_width(shape.m, [&](auto width) { return swapped_workspace_at<Variant, width>(shape, strides); });
 }
 
 // The step's workspace: 11's for the shapes it hands to 11.
@@ -583,55 +586,58 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
   return swapped_workspace_bytes<Variant>(shape, strides);
 }
 
-// The swap kernel at the width M picks, A and B TMA-describable; at width 256 with more than
+// The swap kernel at one width, A and B TMA-describable; at width 256 with more than
 // shared_c_tiles_per_block tiles a block, the one that writes C through shared memory: there C's stores
 // stream behind the next tile's loads, while with a wave or two the round trip would end the kernel.
 // chained: a programmatic dependent launch, the kernel free to start before the one ahead of it in
 // the stream has finished (launch_chained; M ≤ 128, so never at width 256).
-template <class Variant, bool chained = false>
-void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
-  with_width(p.m, [&](auto width) {
-    // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
-    const auto tensor_maps = [&](int box_k) {
-      return std::pair{make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width,
-                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B),
-                       make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k,
-                                          swizzle_halves, CU_TENSOR_MAP_SWIZZLE_128B)};
-    };
-    const long long tiles = ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n);
-    if constexpr (has_cluster_split<Variant, width>) {
-      if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
-        using L = Layout<Variant, width>;
-        constexpr auto kernel = swap_ab_gemm<Variant, width, false, true, chained>;
-        arm_watchdog();
-        allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-        LaunchConfig config(tiles * split.parts, L::threads, L::shared_bytes, stream);
-        config.cluster(split.parts).programmatic(chained);
-        const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-        CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, Schedule{}, split));
-        WORKLOG_CHECK_LAUNCH();
-        return;
-      }
-    }
-    const auto launch_kernel = [&](auto shared_c) {
-      using L = Layout<Variant, width, shared_c>;
-      constexpr bool chained_walk = chained && width != 256;  // (launch_chained never passes an M above 128)
-      constexpr auto kernel = swap_ab_gemm<Variant, width, shared_c, false, chained_walk>;
+template <class Variant, int width, bool chained = false>
+void launch_swapped_at(const GemmProblem<__half>& p, cudaStream_t stream) {
+  // A: M rows × K, copied in boxes of width rows × 64 k. B: K rows × N, boxes of 64 k × 64 columns.
+  const auto tensor_maps = [&](int box_k) {
+    return std::pair{make_tensor_map_2d(p.a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.m, p.k, p.lda, width, swizzle_halves,
+                                        CU_TENSOR_MAP_SWIZZLE_128B),
+                     make_tensor_map_2d(p.b, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, p.k, p.n, p.ldb, box_k, swizzle_halves,
+                                        CU_TENSOR_MAP_SWIZZLE_128B)};
+  };
+  const long long tiles = ceil_div(p.m, width) * ceil_div(p.n, Variant::block_tile_n);
+  if constexpr (has_cluster_split<Variant, width>) {
+    if (const ClusterSplit split = cluster_split_of<Variant, width>(p.m, p.n, p.k); split.parts > 0) {
+      using L = Layout<Variant, width>;
+      constexpr auto kernel = swap_ab_gemm<Variant, width, false, true, chained>;
       arm_watchdog();
       allow_dynamic_shared_memory<kernel>(L::shared_bytes);
-      stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
-      stream_k::attach_workspace(plan, p, "12_swap_ab");
+      LaunchConfig config(tiles * split.parts, L::threads, L::shared_bytes, stream);
+      config.cluster(split.parts).programmatic(chained);
       const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
-      LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
-      config.programmatic(chained_walk);
-      CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, plan.schedule, ClusterSplit{1, 0}));
+      CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, Schedule{}, split));
       WORKLOG_CHECK_LAUNCH();
-    };
-    if constexpr (width == 256)
-      if (tiles > (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
-        return launch_kernel(std::true_type{});
-    launch_kernel(std::false_type{});
-  });
+      return;
+    }
+  }
+  const auto launch_kernel = [&](auto shared_c) {
+    using L = Layout<Variant, width, shared_c>;
+    constexpr bool chained_walk = chained && width != 256;  // (launch_chained never passes an M above 128)
+    constexpr auto kernel = swap_ab_gemm<Variant, width, shared_c, false, chained_walk>;
+    arm_watchdog();
+    allow_dynamic_shared_memory<kernel>(L::shared_bytes);
+    stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
+    stream_k::attach_workspace(plan, p, "12_swap_ab");
+    const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
+    LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
+    config.programmatic(chained_walk);
+    CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, a_map, b_map, p, plan.schedule, ClusterSplit{1, 0}));
+    WORKLOG_CHECK_LAUNCH();
+  };
+  if constexpr (width == 256)
+    if (tiles > (long long)Variant::shared_c_tiles_per_block * resident<Variant, width>())
+      return launch_kernel(std::true_type{});
+  launch_kernel(std::false_type{});
+}
+// ... and at the width M picks.
+template <class Variant, bool chained = false>
+void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
+  with_width(p.m, [&](auto width) { launch_swapped_at<Variant, width, chained>(p, stream); });
 }
 
 template <class Variant>
@@ -690,6 +696,42 @@ std::size_t swap_ab::workspace_bytes(Shape shape, Strides strides) {
 }
 std::size_t swap_ab::swapped_workspace_bytes(Shape shape, Strides strides) {
   return worklog::swapped_workspace_bytes<Config>(shape, strides);
+}
+
+// The swap kernel at fixed block tiles (swap_ab.hpp), for a menu of both orientations: 128 columns
+// (two consumers, the step's tile) or 64 (one), at widths 64, 128 and 256. Any problem, as 12 takes it.
+namespace {
+template <class Variant, int width>
+swap_ab::SwappedTile swapped_tile(const char* description) {
+  using L = Layout<Variant, width>;
+  static const std::string name = "swap_" + std::to_string(width) + "x" + std::to_string(L::block_tile_n);
+  return {name.c_str(),
+          description,
+          width,
+          L::block_tile_n,
+          L::stages,
+          [](const GemmProblem<__half>& p, cudaStream_t stream) {
+            if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);  // as 12: 08's kernel
+            launch_swapped_at<Variant, width>(p, stream);
+          },
+          swapped_workspace_at<Variant, width>,
+          resident<Variant, width>,
+          [](Shape s) { return cluster_split_of<Variant, width>(s.m, s.n, s.k).parts; },
+          [](Shape s, stream_k::Plan& plan) {
+            plan = plan_schedule<Variant, width>(s.m, s.n, s.k, resident<Variant, width>());
+          }};
+}
+}  // namespace
+const std::vector<swap_ab::SwappedTile>& swap_ab::swapped_tiles() {
+  static const std::vector<SwappedTile> tiles = {
+      swapped_tile<Config, 256>("256 rows × 128 columns: 11's tile turned, two consumers"),
+      swapped_tile<Config, 128>("128 rows × 128 columns, two consumers"),
+      swapped_tile<Config, 64>("64 rows × 128 columns, two consumers: rows in steps of 64"),
+      swapped_tile<NarrowTiles, 256>("256 rows × 64 columns, one consumer: few columns"),
+      swapped_tile<NarrowTiles, 128>("128 rows × 64 columns, one consumer"),
+      swapped_tile<NarrowTiles, 64>("64 rows × 64 columns, one consumer: the most tiles"),
+  };
+  return tiles;
 }
 
 // For the shapes the swap takes, the reuse tile depends on M; the roofline's model (the worklog's

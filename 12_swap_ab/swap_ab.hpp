@@ -1,5 +1,6 @@
-// What step 12 offers step 13: its launcher, the swap kernel alone, and the workspace each needs.
-// Defined in 12_swap_ab/kernel.cu; 13's program links 12's kernel in through add_worklog_step(...
+// What step 12 offers the later steps: its launcher, the swap kernel alone, and the workspace each
+// needs (13); the swap kernel at fixed block tiles, for a menu of both orientations (15). Defined in
+// 12_swap_ab/kernel.cu; a later step's program links 12's kernel in through add_worklog_step(...
 // FALLBACK 12_swap_ab).
 #pragma once
 
@@ -7,9 +8,14 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "gemm_math.hpp"
 #include "step.hpp"
+
+namespace worklog::stream_k {
+struct Plan;  // 11's plan of a schedule (11_stream_k/schedule.cuh)
+}
 
 namespace worklog::swap_ab {
 
@@ -33,5 +39,21 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream);
 // Bytes of workspace each needs for a shape with these (resolved) strides, on the current device.
 std::size_t workspace_bytes(Shape shape, Strides strides);
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides);
+
+// The swap kernel at one block tile: `rows` rows of C (our M side: the wgmma's n, any multiple of 8 up
+// to 256) × `cols` columns (our N side: 64 per consumer warpgroup, the m of its wgmma).
+struct SwappedTile {
+  const char* name;         // swap_<rows>x<cols>
+  const char* description;  // what it is for
+  int rows, cols, stages;
+  Launcher<__half> launch;  // any problem: the swap kernel where TMA can describe A and B, else 08's kernel
+  WorkspaceSize workspace;  // bytes it needs for a shape
+  int (*resident)();        // its blocks that fit on the current device at once
+  // How it runs a shape on the current device: cut into cluster_parts k-parts a tile, summed in a
+  // cluster (every tile in one wave), or, where cluster_parts is 0, 11's schedule: plan(shape, plan).
+  int (*cluster_parts)(Shape shape);
+  void (*plan)(Shape shape, stream_k::Plan& plan);
+};
+const std::vector<SwappedTile>& swapped_tiles();
 
 }  // namespace worklog::swap_ab

@@ -479,8 +479,9 @@ Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
 
 // The decision, then its buffers, in this order, each on a 256-byte boundary; then the workspace of the
 // path it hands over to.
+// solve_workspace: the workspace of the launcher that solves the padded problem (12's for this step).
 template <class Pad>
-Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) {
+Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok, WorkspaceSize solve_workspace) {
   Padding d = decide_padding<Pad>(s, a_ok, b_ok, c_ok);
   std::size_t offset = 0;
   auto reserve = [&](bool needed, std::size_t bytes) {
@@ -496,8 +497,8 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
                           d.stage_c ? int(d.n8) : strides.ldc};
   d.rest_bytes = d.route == Route::in_place        ? in_place_workspace_bytes(s)
                  : d.route == Route::swap_direct_c ? swap_ab::swapped_workspace_bytes(s, handed)
-                 : d.route == Route::staged_c      ? swap_ab::workspace_bytes(Shape{s.m, int(d.n8), s.k}, handed)
-                                                   : swap_ab::workspace_bytes(s, handed);
+                 : d.route == Route::staged_c      ? solve_workspace(Shape{s.m, int(d.n8), s.k}, handed)
+                                                   : solve_workspace(s, handed);
   d.total = d.rest_offset + d.rest_bytes;
   return d;
 }
@@ -506,21 +507,28 @@ Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok) 
 // can describe, the bound is for aligned pointers (a pointer alone off 16 bytes goes to 08's kernel, as
 // in 12); with any it cannot, it covers every pointer off 16 bytes too (README.md: the bound).
 template <class Pad>
-std::size_t padded_workspace_bytes(Shape s, Strides strides) {
+std::size_t padded_workspace_bytes_with(Shape s, Strides strides, WorkspaceSize solve_workspace) {
   const bool a_ok = strides.lda % halves_per_chunk == 0, b_ok = strides.ldb % halves_per_chunk == 0,
              c_ok = strides.ldc % 4 == 0 && s.n % 4 == 0;
-  const std::size_t as_strides = plan_padding<Pad>(s, strides, a_ok, b_ok, c_ok).total;
+  const std::size_t as_strides = plan_padding<Pad>(s, strides, a_ok, b_ok, c_ok, solve_workspace).total;
   if (a_ok && b_ok && c_ok) return as_strides;
-  return std::max(as_strides, plan_padding<Pad>(s, strides, false, false, false).total);
+  return std::max(as_strides, plan_padding<Pad>(s, strides, false, false, false, solve_workspace).total);
+}
+template <class Pad>
+std::size_t padded_workspace_bytes(Shape s, Strides strides) {
+  return padded_workspace_bytes_with<Pad>(s, strides, swap_ab::workspace_bytes);
 }
 
 // ---- Launch -----------------------------------------------------------------------------------------------
 
+// solve: the launcher of the padded problem, which TMA can describe (12's for this step; a later step
+// hands its own: pad_unaligned.hpp), and solve_workspace its workspace.
 template <class Pad>
-void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
+void launch_padded_with(const GemmProblem<__half>& p, cudaStream_t stream, Launcher<__half> solve,
+                        WorkspaceSize solve_workspace) {
   const bool a_ok = tma_describable(p.a, p.lda), b_ok = tma_describable(p.b, p.ldb),
              c_ok = tma_describable(p.c, p.ldc, sizeof(float)) && p.n % 4 == 0;
-  const Padding d = plan_padding<Pad>(shape_of(p), strides_of(p), a_ok, b_ok, c_ok);
+  const Padding d = plan_padding<Pad>(shape_of(p), strides_of(p), a_ok, b_ok, c_ok, solve_workspace);
   // A workspace sized for aligned pointers holds no padded copies: such operands go to 08's kernel.
   if (d.total > (p.workspace ? p.workspace_bytes : 0)) return mma_ldmatrix::launch(p, stream);
   unsigned char* scratch = static_cast<unsigned char*>(p.workspace);
@@ -551,13 +559,13 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
   // LAB END
   switch (d.route) {
     case Route::step_12:
-      swap_ab::launch(q, stream);
+      solve(q, stream);
       break;
     case Route::swap_direct_c:
       swap_ab::launch_swapped(q, stream);
       break;
     case Route::staged_c:
-      swap_ab::launch(q, stream);  // M above the swap: 11, into the padded C
+      solve(q, stream);  // M above the swap (12: 11), into the padded C
       // C = the padded C + beta·C, on C's own N columns.
       unpad_c<<<copy_grid((long long)p.m * p.n), PadConfig::copy_threads, 0, stream>>>(c_padded, d.n8, p.c, p.ldc, p.m,
                                                                                        p.n, p.beta);
@@ -566,6 +574,11 @@ void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
     case Route::in_place:
       break;  // launched above
   }
+}
+
+template <class Pad>
+void launch_padded(const GemmProblem<__half>& p, cudaStream_t stream) {
+  launch_padded_with<Pad>(p, stream, swap_ab::launch, swap_ab::workspace_bytes);
 }
 
 // Variants, for README.md's tables: each side of the decision forced.
@@ -583,6 +596,13 @@ struct CDirect : PadConfig {  // C always written by the swap kernel's stores wh
 
 void pad_unaligned::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_padded<PadConfig>(p, stream); }
 std::size_t pad_unaligned::workspace_bytes(Shape s, Strides t) { return padded_workspace_bytes<PadConfig>(s, t); }
+void pad_unaligned::launch_with(const GemmProblem<__half>& p, cudaStream_t stream, Launcher<__half> solve,
+                                WorkspaceSize solve_workspace) {
+  launch_padded_with<PadConfig>(p, stream, solve, solve_workspace);
+}
+std::size_t pad_unaligned::workspace_bytes_with(Shape s, Strides t, WorkspaceSize solve_workspace) {
+  return padded_workspace_bytes_with<PadConfig>(s, t, solve_workspace);
+}
 
 // The reuse tile is 12's (the roofline's model sees 11's tile, to which the large squares go).
 WORKLOG_REGISTER_STEP(

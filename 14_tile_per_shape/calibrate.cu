@@ -1,276 +1,40 @@
 // 14's calibration: the price of each entry of its menu on this GPU, for the model in kernel.cu.
-// Built as build/bin/14_tile_per_shape_calibrate. For each entry it times a few shapes made to fill
-// the entry's own resident clusters (one wave at K = 128, one, two and three at K = 512 and 4096, a
-// wave and a half at K = 2048 and 4096, whose last half 11's rule splits, and two with rows of A and
-// B off 128-byte lines), takes the busiest cluster's work on each (its slices, segments, fixup and
-// slices off lines: the model's terms) and fits the five prices by least squares. None of these
-// shapes is a shape of the corpus: the model is judged on shapes it was not fitted to.
+// Built as build/bin/14_tile_per_shape_calibrate; calibrate_menu.cuh says how it measures and fits.
 //
-// Usage: 14_tile_per_shape_calibrate [--help] [--out FILE] [--iters N] [--explain MxNxK]... Prints
-// one line per entry (its fit and the worst relative error on its own shapes); with --out, rewrites
-// FILE (calibration.inc beside this file) with this GPU's lines replaced. --explain: each entry's
-// terms, predicted and measured time on the shapes given, and the model's pick (README.md's tables). Exit codes as
-// every program of the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0), 5 (CUDA
+// Usage: 14_tile_per_shape_calibrate [--help] [--out FILE] [--iters N] [--explain MxNxK]...
+// --out 14_tile_per_shape/calibration.inc rewrites this GPU's lines. Exit codes as every program of
+// the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0), 5 (CUDA
 // error), 77 (no usable CUDA device).
 
-#include <cuda_fp16.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
+#include "14_tile_per_shape/calibrate_menu.cuh"
 #include "14_tile_per_shape/tile_per_shape.hpp"
-#include "cuda_check.hpp"
-#include "device_buffer.hpp"
-#include "device_select.hpp"  // program_name(), refuse_without_device()
-#include "exit_codes.hpp"
-#include "harness_timing.hpp"
-#include "tool_cli.hpp"
 
 namespace {
 
-using worklog::Shape;
-using worklog::Strides;
-using worklog::tile_per_shape::Costs;
-using worklog::tile_per_shape::Entry;
-using worklog::tile_per_shape::Work;
-
-// Values in [-1, 1) from a hash of the index: the tensor cores' time does not depend on them, and
-// no value is zero or one everywhere.
-__global__ void fill(__half* x, long long count, unsigned seed) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-       i += (long long)gridDim.x * blockDim.x) {
-    unsigned h = unsigned(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    x[i] = __float2half(float(h & 0xffff) / 32768.0f - 1.0f);
+// Where 14 runs a shape with something else than its menu (tile_per_shape::route_of).
+const char* route_note(worklog::Shape shape) {
+  using worklog::tile_per_shape::Route;
+  switch (worklog::tile_per_shape::route_of(shape, {shape.k, shape.n, shape.n}, true)) {
+    case Route::pass_over_a:
+      return "few columns: step 14 runs this shape with its pass over A";
+    case Route::tiny_k:
+      return "tiny K: step 14 runs this shape with its write of C";
+    case Route::small_problem:
+      return "every side small: step 14 runs this shape with 08's kernel in 32 × 32 tiles";
+    case Route::few_rows:
+      return "few rows: step 14 runs this shape with 12's family";
+    case Route::padded:
+    case Route::menu:
+      break;
   }
+  return nullptr;
 }
-
-struct Sample {
-  int m, n, k;
-  Work work;
-  double us;
-};
-
-// Tiles of rows × cols (a cluster tile) arranged as close to square as `tiles` allows.
-void square_grid(long long tiles, int rows, int cols, int& m, int& n) {
-  long long best = 1;
-  double best_gap = 1e30;
-  for (long long tm = 1; tm <= tiles; ++tm) {
-    if (tiles % tm) continue;
-    const double gap = std::fabs(double(tm) * rows - double(tiles / tm) * cols);
-    if (gap < best_gap) {
-      best = tm;
-      best_gap = gap;
-    }
-  }
-  m = int(best * rows);
-  n = int(tiles / best * cols);
-}
-
-// The median time of `iters` launches of entry e on a shape (random operands, beta 0), in µs.
-double time_entry(const Entry& e, Shape sh, Strides st, int iters) {
-  using namespace worklog;
-  DeviceBuffer<__half> a(std::size_t(sh.m) * st.lda), b(std::size_t(sh.k) * st.ldb);
-  DeviceBuffer<float> c(std::size_t(sh.m) * st.ldc);
-  fill<<<1024, 256>>>(a.data(), (long long)a.size(), 1u);
-  fill<<<1024, 256>>>(b.data(), (long long)b.size(), 2u);
-  CUDA_CHECK(cudaGetLastError());
-  GemmProblem<__half> p = make_problem<__half>(sh, 1.0f, 0.0f, a.data(), b.data(), c.data(), st);
-  DeviceBuffer<unsigned char> workspace(std::max<std::size_t>(1, e.workspace(sh, st)));
-  CUDA_CHECK(cudaMemset(workspace.data(), 0, workspace.size()));
-  p.workspace = workspace.data();
-  p.workspace_bytes = workspace.size();
-  // Warm, as the model was fitted (README.md: the calibration): the model prices work, not DRAM.
-  return median_ms([&] { e.launch(p, 0); }, 3, iters, TimingMode::warm) * 1e3;
-}
-
-constexpr int prices = 5;  // Costs: launch, slice, segment, fixup, unaligned slice
-
-// The model's terms of a sample: what each price is multiplied by.
-void terms(const Work& w, double (&f)[prices]) {
-  f[0] = 1.0;
-  f[1] = double(w.slices);
-  f[2] = double(w.segments);
-  f[3] = w.fixup ? 1.0 : 0.0;
-  f[4] = double(w.unaligned_slices);
-}
-
-// The least-squares prices: the normal equations, solved by Gaussian elimination with pivoting.
-Costs fit(const std::vector<Sample>& samples) {
-  double a[prices][prices] = {}, b[prices] = {};
-  for (const Sample& s : samples) {
-    double f[prices];
-    terms(s.work, f);
-    for (int i = 0; i < prices; ++i) {
-      for (int j = 0; j < prices; ++j) a[i][j] += f[i] * f[j];
-      b[i] += f[i] * s.us;
-    }
-  }
-  for (int c = 0; c < prices; ++c) {
-    int pivot = c;
-    for (int r = c + 1; r < prices; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
-    if (std::fabs(a[pivot][c]) < 1e-9) throw std::runtime_error("the calibration shapes do not determine the prices");
-    for (int j = 0; j < prices; ++j) std::swap(a[c][j], a[pivot][j]);
-    std::swap(b[c], b[pivot]);
-    for (int r = 0; r < prices; ++r) {
-      if (r == c) continue;
-      const double factor = a[r][c] / a[c][c];
-      for (int j = 0; j < prices; ++j) a[r][j] -= factor * a[c][j];
-      b[r] -= factor * b[c];
-    }
-  }
-  return {b[0] / a[0][0], b[1] / a[1][1], b[2] / a[2][2], b[3] / a[3][3], b[4] / a[4][4]};
-}
-
-const char usage[] = R"(usage: %s [--help] [--out FILE] [--iters N] [--explain MxNxK]...
-Times each entry of step 14's menu on shapes that fill its resident clusters and fits the model's
-five prices (launch, per k-slice, per segment, per fixup, per k-slice off lines), in microseconds. Prints one line per entry;
---out FILE rewrites FILE (14_tile_per_shape/calibration.inc) with this GPU's lines replaced.
---iters N: timed launches per shape (median), default 15.
---explain MxNxK: instead, for each shape given, every entry's terms, the model's time, the measured
-time, and the entry the model picks.
-exit codes: 0 ok, 2 bad argument, 4 not compute capability 9.0, 5 CUDA error, 77 no CUDA device
-)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace worklog;
-  const std::string program = program_name(argc, argv, "calibrate");
-  std::string out;
-  int iters = 15;
-  std::vector<Shape> explain;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf(usage, program.c_str());
-      return exit_ok;
-    }
-    const bool has_value = i + 1 < argc;
-    if (arg == "--out" && has_value) {
-      out = argv[++i];
-      continue;
-    }
-    if (arg == "--explain" && has_value) {
-      Shape sh{};
-      if (const auto code = tool::parse_shape(program, arg, argv[++i], sh.m, sh.n, sh.k)) return *code;
-      explain.push_back(sh);
-      continue;
-    }
-    if (arg == "--iters" && has_value) {
-      if (const auto code = tool::parse_whole(program, arg, argv[++i], 1, 1000, iters)) return *code;
-      continue;
-    }
-    return tool::unknown_argument(program, argv[i],
-                                  !has_value && (arg == "--out" || arg == "--iters" || arg == "--explain"));
-  }
-  if (const auto refused = refuse_without_device(program)) return *refused;
-  return tool::run_reporting_errors(program, [&]() -> int {
-    cudaDeviceProp prop{};
-    if (const auto refused = tool::refuse_unless_hopper(program, "step 14", prop)) return *refused;
-    if (!explain.empty()) {
-      // Each entry's terms on the shape (packed operands), its predicted and measured time, the pick.
-      for (const Shape& sh : explain) {
-        const Strides st{sh.k, sh.n, sh.n};
-        const std::size_t pick = tile_per_shape::pick(sh, st);
-        std::printf("%dx%dx%d:\n", sh.m, sh.n, sh.k);
-        if (sh.k <= tile_per_shape::tiny_k_max)  // the pick marked below is the menu's, not what 14 runs
-          std::printf("  (K ≤ %d: step 14 runs this shape with its write of C, not with the menu)\n",
-                      tile_per_shape::tiny_k_max);
-        else if (tile_per_shape::small_problem(sh))
-          std::printf(
-              "  (every side ≤ %d: step 14 runs this shape with 08's kernel in 32 × 32 tiles, not with the menu)\n",
-              tile_per_shape::small_max);
-        else if (sh.m <= tile_per_shape::few_rows)
-          std::printf("  (M ≤ %d: step 14 runs this shape with 12's family, not with the menu)\n",
-                      tile_per_shape::few_rows);
-        std::printf("  %-16s %7s %8s %6s %6s %11s %11s %7s\n", "entry", "slices", "segments", "fixup", "off",
-                    "model µs", "measured µs", "error");
-        const std::vector<Entry>& menu = tile_per_shape::menu();
-        for (std::size_t i = 0; i < menu.size(); ++i) {
-          const Entry& e = menu[i];
-          const Work w = e.work(sh, st);
-          const tile_per_shape::Costs* c = tile_per_shape::costs(e);
-          const double predicted = c ? tile_per_shape::predict_us(*c, w) : 0.0, measured = time_entry(e, sh, st, iters);
-          std::printf("  %-16s %7lld %8lld %6s %6s %11.1f %11.1f %+6.1f%%%s\n", e.name, w.slices, w.segments,
-                      w.fixup ? "yes" : "no", w.unaligned_slices ? "yes" : "no", predicted, measured,
-                      c ? 100.0 * (predicted / measured - 1.0) : 0.0, i == pick ? "  <- the model's pick" : "");
-          std::fflush(stdout);
-        }
-      }
-      return exit_ok;
-    }
-    std::ostringstream lines;
-    for (const Entry& e : tile_per_shape::menu()) {
-      const int workers = e.resident(), rows = e.rows * e.cluster;
-      // (waves of tiles, K, rows of A and B off 128-byte lines): whole waves at three depths, a wave and
-      // a half (the rule splits its half), and two shapes whose rows lie 8 halves past a line.
-      const struct {
-        long long tiles;
-        int k;
-        bool off_lines;
-      } plan[] = {{workers, 128, false},
-                  {workers, 512, false},
-                  {workers, 4096, false},
-                  {2LL * workers, 512, false},
-                  {2LL * workers, 4096, false},
-                  {3LL * workers, 512, false},
-                  {3LL * workers, 4096, false},
-                  {workers + workers / 2, 2048, false},
-                  {workers + workers / 2, 4096, false},
-                  {2LL * workers, 4096, true},
-                  {3LL * workers, 2048, true}};
-      std::vector<Sample> samples;
-      for (const auto& shape : plan) {
-        int m = 0, n = 0;
-        square_grid(shape.tiles, rows, e.cols, m, n);
-        const int k = shape.k, gap = shape.off_lines ? 8 : 0;
-        const Shape sh{m, n, k};
-        const Strides st{k + gap, n + gap, n};
-        const double us = time_entry(e, sh, st, iters);
-        samples.push_back({m, n, k, e.work(sh, st), us});
-      }
-      const Costs costs = fit(samples);
-      double worst = 0.0;
-      for (const Sample& s : samples)
-        worst = std::max(worst, std::fabs(tile_per_shape::predict_us(costs, s.work) - s.us) / s.us);
-      std::printf(
-          "%-16s %d stages, %3d clusters: launch %6.2f µs, slice %.4f µs (+%.4f off lines), segment %6.3f µs, fixup "
-          "%6.2f µs; worst fit error %.1f%%\n",
-          e.name, e.stages, workers, costs.launch_us, costs.slice_us, costs.unaligned_slice_us, costs.segment_us,
-          costs.fixup_us, 100.0 * worst);
-      std::fflush(stdout);
-      char line[512];
-      std::snprintf(line, sizeof line, "{\"%s\", %d, \"%s\", {%.4f, %.6f, %.4f, %.4f, %.6f}},\n", prop.name,
-                    prop.multiProcessorCount, e.name, costs.launch_us, costs.slice_us, costs.segment_us, costs.fixup_us,
-                    costs.unaligned_slice_us);
-      lines << line;
-    }
-    if (!out.empty()) {
-      // Keep the file's comment lines and other GPUs' lines; replace this GPU's.
-      std::ifstream in(out);
-      std::ostringstream kept;
-      const std::string mine = "{\"" + std::string(prop.name) + "\", " + std::to_string(prop.multiProcessorCount) + ",";
-      for (std::string line; std::getline(in, line);)
-        if (line.rfind(mine, 0) != 0) kept << line << "\n";
-      std::ofstream file(out);
-      file << kept.str() << lines.str();
-      if (!file) {
-        std::fprintf(stderr, "%s: error: cannot write %s\n", program.c_str(), out.c_str());
-        return exit_bad_argument;
-      }
-      std::printf("wrote %s\n", out.c_str());
-    }
-    return exit_ok;
-  });
+  namespace tps = worklog::tile_per_shape;
+  const worklog::calibration::Menu menu{
+      "step 14", "14_tile_per_shape/calibration.inc", tps::menu, tps::pick, tps::costs, route_note};
+  return worklog::calibration::calibrate_main(argc, argv, menu);
 }

@@ -174,15 +174,11 @@ const std::vector<Entry>& menu_items() {
 
 // ---- The model ------------------------------------------------------------------------------------
 // The price of each entry on a GPU, measured by the calibrate tool (README.md: the calibration).
-struct Calibration {
-  const char* gpu;  // cudaDeviceProp::name
-  int sms;          // its multiprocessors
-  const char* entry;
-  tile_per_shape::Costs costs;
-};
+using tile_per_shape::Calibration;
 const std::vector<Calibration> calibration{
 #include "14_tile_per_shape/calibration.inc"
 };
+const tile_per_shape::Model model_14{menu_items, &calibration};  // the menu above, at these prices
 
 // The device the launch runs on: its name and multiprocessors, read once per device.
 const cudaDeviceProp& device_properties() {
@@ -200,10 +196,10 @@ const cudaDeviceProp& device_properties() {
 
 // The costs of an entry on this GPU: its own calibration, else (a GPU never calibrated) the first
 // GPU's of the table, the ratios between entries being what the choice needs; none: not priced.
-const tile_per_shape::Costs* costs_of(const Entry& e) {
+const tile_per_shape::Costs* costs_of(const Entry& e, const std::vector<Calibration>& prices) {
   const cudaDeviceProp& gpu = device_properties();
   const Calibration* fallback = nullptr;
-  for (const Calibration& c : calibration) {
+  for (const Calibration& c : prices) {
     if (std::strcmp(c.entry, e.name) != 0) continue;
     if (std::strcmp(c.gpu, gpu.name) == 0 && c.sms == gpu.multiProcessorCount) return &c.costs;
     if (!fallback) fallback = &c;
@@ -215,17 +211,18 @@ const tile_per_shape::Costs* costs_of(const Entry& e) {
 // tie); 11's tile when nothing is priced. A function of the shape, the strides' alignment and the GPU
 // alone: the same problem runs the same kernel in every run, so results are the same bits. The pick
 // is kept per shape: a launch of a few microseconds must not wait for nine plans on the host.
-std::size_t choose(Shape shape, Strides strides) {
-  static std::map<std::tuple<int, int, int, int, bool, bool>, std::size_t> picks;
+std::size_t choose(Shape shape, Strides strides, const tile_per_shape::Model& model) {
+  static std::map<std::tuple<const void*, int, int, int, int, bool, bool>, std::size_t> picks;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, shape.m, shape.n, shape.k, strides.lda % 64 == 0, strides.ldb % 64 == 0);
+  const auto key = std::make_tuple(static_cast<const void*>(&model), device, shape.m, shape.n, shape.k,
+                                   strides.lda % 64 == 0, strides.ldb % 64 == 0);
   if (auto found = picks.find(key); found != picks.end()) return found->second;
-  const std::vector<Entry>& menu = menu_items();
+  const std::vector<Entry>& menu = model.entries();
   std::size_t best = 0;
   [[maybe_unused]] double best_us = -1.0;  // none priced yet (maybe unused: a student copy blanks the loop body)
   for (std::size_t i = 0; i < menu.size(); ++i) {
-    const tile_per_shape::Costs* c = costs_of(menu[i]);
+    const tile_per_shape::Costs* c = costs_of(menu[i], *model.prices);
     if (!c) continue;
     // LAB BEGIN choose [hard]
     const double us = tile_per_shape::predict_us(*c, menu[i].work(shape, strides));
@@ -244,13 +241,13 @@ std::size_t choose(Shape shape, Strides strides) {
 // own A and B into a scratch C (beta 0: C itself is written once, by the launch that counts), the
 // fastest kept for the shape. Not part of the step's answer: timings differ between runs, so two runs
 // may pick different entries (and split K differently: other bits).
-std::size_t fastest_entry(const GemmProblem<__half>& p, cudaStream_t stream) {
-  static std::map<std::tuple<int, int, int, int, int, int, int>, std::size_t> picks;
+std::size_t fastest_entry(const GemmProblem<__half>& p, cudaStream_t stream, const tile_per_shape::Model& model) {
+  static std::map<std::tuple<const void*, int, int, int, int, int, int, int>, std::size_t> picks;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+  const auto key = std::make_tuple(static_cast<const void*>(&model), device, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
   if (auto found = picks.find(key); found != picks.end()) return found->second;
-  const std::vector<Entry>& menu = menu_items();
+  const std::vector<Entry>& menu = model.entries();
   DeviceBuffer<float> scratch(std::size_t(p.m) * p.ldc);
   // The timings' problem: C in the scratch buffer, beta 0 (C is not read); A, B and the workspace the launch's.
   GemmProblem<__half> q = make_problem(shape_of(p), p.alpha, 0.0f, p.a, p.b, scratch.data(), strides_of(p));
@@ -672,7 +669,8 @@ void launch_tile_per_shape(const GemmProblem<__half>& p, cudaStream_t stream) {
     case Route::menu:
       break;
   }
-  const std::size_t pick = best_of_menu ? fastest_entry(p, stream) : choose(shape_of(p), strides_of(p));
+  const std::size_t pick =
+      best_of_menu ? fastest_entry(p, stream, model_14) : choose(shape_of(p), strides_of(p), model_14);
   menu_items()[pick].launch(p, stream);
 }
 
@@ -699,6 +697,16 @@ std::size_t tile_per_shape_workspace_bytes(Shape shape, Strides strides) {
 }  // namespace
 
 const std::vector<tile_per_shape::Entry>& tile_per_shape::menu() { return menu_items(); }
+void tile_per_shape::launch_pass_over_a(const GemmProblem<__half>& p, cudaStream_t stream) {
+  worklog::launch_thin(p, stream);
+}
+std::size_t tile_per_shape::pass_over_a_workspace_bytes(Shape shape) { return worklog::thin_workspace_bytes(shape); }
+void tile_per_shape::launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
+  worklog::launch_tiny_k(p, stream);
+}
+tile_per_shape::Work tile_per_shape::busiest_cluster(const stream_k::Plan& plan, Strides strides) {
+  return worklog::busiest_cluster(plan, strides);
+}
 const char* tile_per_shape::route_name(Route route) {
   switch (route) {
     case Route::pass_over_a:
@@ -727,8 +735,13 @@ tile_per_shape::Route tile_per_shape::route_of(Shape shape, Strides strides, boo
   if (shape.m <= few_rows) return Route::few_rows;
   return Route::menu;
 }
-const tile_per_shape::Costs* tile_per_shape::costs(const Entry& e) { return costs_of(e); }
-std::size_t tile_per_shape::pick(Shape shape, Strides strides) { return choose(shape, strides); }
+const tile_per_shape::Costs* tile_per_shape::costs(const Entry& e) { return costs_of(e, calibration); }
+std::size_t tile_per_shape::pick(Shape shape, Strides strides) { return choose(shape, strides, model_14); }
+const tile_per_shape::Costs* tile_per_shape::Model::costs(const Entry& e) const { return costs_of(e, *prices); }
+std::size_t tile_per_shape::Model::pick(Shape shape, Strides strides) const { return choose(shape, strides, *this); }
+std::size_t tile_per_shape::Model::fastest(const GemmProblem<__half>& p, cudaStream_t stream) const {
+  return fastest_entry(p, stream, *this);
+}
 
 // The step with every entry of the menu as a variant of its own, in the menu's order. An entry's
 // tile of reuse is its cluster's: the blocks of a cluster share each slice of B, so one fetch of B

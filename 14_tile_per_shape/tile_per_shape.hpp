@@ -12,6 +12,10 @@
 #include "gemm_math.hpp"
 #include "step.hpp"
 
+namespace worklog::stream_k {
+struct Plan;  // 11's plan of a schedule (11_stream_k/schedule.cuh)
+}
+
 namespace worklog::tile_per_shape {
 
 // The work of an entry's busiest cluster on a shape, under its schedule (11's plan): whole waves of
@@ -34,6 +38,9 @@ struct Entry {
   Work (*work)(Shape shape, Strides strides);  // its busiest cluster's work on a shape, on the current device
 };
 const std::vector<Entry>& menu();
+// The busiest worker's work under a plan of 11's schedule (each entry's `work` is this on its plan),
+// for entries of a later step whose kernels walk the same schedule (15: 12's swap kernel).
+Work busiest_cluster(const stream_k::Plan& plan, Strides strides);
 
 // The model's price of an entry on one GPU, in microseconds (calibration.inc; README.md derives it):
 // a launch costs launch_us, plus, on the busiest cluster, slice_us per k-slice, segment_us per
@@ -52,8 +59,34 @@ inline double predict_us(const Costs& c, const Work& w) {
 
 // The model's prices of an entry on the current GPU (calibration.inc); nullptr: never calibrated.
 const Costs* costs(const Entry& e);
+
+// One GPU's prices of one entry: a line of a step's calibration.inc.
+struct Calibration {
+  const char* gpu;  // cudaDeviceProp::name
+  int sms;          // its multiprocessors
+  const char* entry;
+  Costs costs;
+};
+// The model over a menu at its prices: 14's, or a later step's over a larger menu (15). Defined in
+// 14's kernel.cu, where the model's choice is.
+struct Model {
+  const std::vector<Entry>& (*entries)();
+  const std::vector<Calibration>* prices;
+  // An entry's prices on the current GPU: its own, else the first GPU's of the table; nullptr: none.
+  const Costs* costs(const Entry& e) const;
+  // The index of the cheapest priced entry for a shape (the first on a tie; 0 when none is priced),
+  // remembered per shape and alignment: the same problem, the same kernel, the same bits.
+  std::size_t pick(Shape shape, Strides strides) const;
+  // Best of menu, the model's bound: every entry timed on the problem in this process, the fastest.
+  std::size_t fastest(const GemmProblem<__half>& p, cudaStream_t stream) const;
+};
 // The entry (an index into menu()) the model picks for a shape whose rows TMA can describe, M above few_rows.
 std::size_t pick(Shape shape, Strides strides);
+// The kernels of 14's own routes (route_of, below), for a later step that routes the same way (15):
+// the pass over A (few columns; its workspace: the parts' sums and counters) and the write of C (tiny K).
+void launch_pass_over_a(const GemmProblem<__half>& p, cudaStream_t stream);
+std::size_t pass_over_a_workspace_bytes(Shape shape);
+void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream);
 // M up to this goes to 12's swapped family, not to the menu.
 inline constexpr int few_rows = 128;
 // K up to this goes to the write of C (tiny K: one or two mma.sync k-steps a tile), not to the menu.

@@ -1,0 +1,14 @@
+// What step 15 offers its calibrate tool and the tests: its menu (14's entries, then 12's swapped
+// tiles) and the model over it at this step's prices. Defined in 15_both_orientations/kernel.cu.
+#pragma once
+
+#include <vector>
+
+#include "14_tile_per_shape/tile_per_shape.hpp"
+
+namespace worklog::both_orientations {
+
+const std::vector<tile_per_shape::Entry>& menu();
+const tile_per_shape::Model& model();
+
+}  // namespace worklog::both_orientations

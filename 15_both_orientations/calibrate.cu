@@ -1,0 +1,46 @@
+// 15's calibration: the price of each entry of its menu (14's tiles and 12's swapped tiles) on this
+// GPU, for the model in kernel.cu. Built as build/bin/15_both_orientations_calibrate; 14's
+// calibrate_menu.cuh says how it measures and fits.
+//
+// Usage: 15_both_orientations_calibrate [--help] [--out FILE] [--iters N] [--explain MxNxK]...
+// --out 15_both_orientations/calibration.inc rewrites this GPU's lines. Exit codes as every program of
+// the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0), 5 (CUDA
+// error), 77 (no usable CUDA device).
+
+#include "14_tile_per_shape/calibrate_menu.cuh"
+#include "14_tile_per_shape/tile_per_shape.hpp"
+#include "15_both_orientations/both_orientations.hpp"
+
+namespace {
+
+namespace tps = worklog::tile_per_shape;
+namespace both = worklog::both_orientations;
+
+// Where 15 runs a shape with something else than its menu: the routes of 14's route_of.
+const char* route_note(worklog::Shape shape) {
+  switch (tps::route_of(shape, {shape.k, shape.n, shape.n}, true)) {
+    case tps::Route::pass_over_a:
+      return "few columns: step 15 runs this shape with 14's pass over A";
+    case tps::Route::tiny_k:
+      return "tiny K: step 15 runs this shape with 14's write of C";
+    case tps::Route::small_problem:
+      return "every side small: step 15 runs this shape with 08's kernel in 32 × 32 tiles";
+    case tps::Route::few_rows:
+      return "few rows: step 15 runs this shape with 12's family";
+    case tps::Route::padded:
+    case tps::Route::menu:
+      break;
+  }
+  return nullptr;
+}
+
+std::size_t pick(worklog::Shape shape, worklog::Strides strides) { return both::model().pick(shape, strides); }
+const tps::Costs* costs(const tps::Entry& entry) { return both::model().costs(entry); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const worklog::calibration::Menu menu{"step 15", "15_both_orientations/calibration.inc", both::menu, pick, costs,
+                                        route_note};
+  return worklog::calibration::calibrate_main(argc, argv, menu);
+}

@@ -1,0 +1,195 @@
+// Step 15 (Hopper) — both orientations: the menu gains cuBLAS's side of the swap, and the route is
+// decided once.
+//
+// Change from 14: 14's menu holds one orientation. Its tiles are rows of C × columns of C with B in
+// 64-column TMA boxes, one per 64 columns of the wgmma's n, so a tile's columns move in steps of 64
+// and its rows in steps of 64 (one consumer warpgroup per wgmma_m). cuBLAS is column-major: for our
+// row-major C = A·B it computes Cᵀ = Bᵀ·Aᵀ, and the tile in its kernel's name, R × S, is R of our
+// columns by S of our rows (README.md: its picks). That is 12's swap: B is wgmma's A operand, read
+// transposed, 64 columns of C per consumer; A is wgmma's B operand, K-major, whose n, our rows, may
+// be any multiple of 8 up to 256.
+//   - The menu: 14's entries, as 14 runs them, and 12's swap kernel at fixed block tiles (swap_ab.hpp:
+//     swapped_tiles, 64 or 128 columns × 64, 128 or 256 rows), each priced by 14's model (the work of
+//     its busiest worker under 11's schedule, or its part of a cluster split) at prices that this
+//     step's calibration measured for every entry on this GPU (calibration.inc, by the calibrate tool
+//     beside this file). Nothing of either kernel is copied: 15 calls them through the interfaces 12
+//     and 14 declare.
+//   - The route, decided once, by 14's route_of (tile_per_shape.hpp): each problem takes one of its
+//     routes, and the workspace the harness allocates is that route's, not the largest of all.
+//   - 13's padding as a transform (pad_unaligned.hpp: launch_with): where TMA cannot describe the rows,
+//     the operands are padded into the workspace and the padded problem comes back to this step's
+//     menu. In 14 it went on to 12 and then 11, whose one tile ran every such shape.
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
+#include "11_stream_k/schedule.cuh"
+#include "11_stream_k/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
+#include "12_swap_ab/swap_ab.hpp"
+#include "13_pad_unaligned/pad_unaligned.hpp"
+#include "14_tile_per_shape/tile_per_shape.hpp"
+#include "15_both_orientations/both_orientations.hpp"
+#include "kernel_utils.cuh"
+#include "step.hpp"
+
+namespace worklog {
+namespace {
+
+using tile_per_shape::Entry;
+using tile_per_shape::Route;
+using tile_per_shape::Work;
+
+// ---- The menu ---------------------------------------------------------------------------------------
+// An entry of 12's swap kernel, in 14's terms: its rows and columns of C, no cluster of shared B, and
+// the work of its busiest block. Where every tile fits in one wave its tiles' k-parts are summed in a
+// cluster (each block one segment of ⌈slices / parts⌉ slices, then the sum: priced as a fixup); else
+// 11's schedule, whose busiest worker 14 computes.
+template <std::size_t i>
+Work swapped_work(Shape shape, Strides strides) {
+  const swap_ab::SwappedTile& tile = swap_ab::swapped_tiles()[i];
+  if (const int parts = tile.cluster_parts(shape); parts > 0) {
+    const long long slices = ceil_div(ceil_div(shape.k, 64), parts);
+    const bool off_lines = strides.lda % 64 != 0 || strides.ldb % 64 != 0;  // as 14 prices them
+    return {slices, 1, parts > 1, off_lines ? slices : 0};
+  }
+  stream_k::Plan plan{};
+  tile.plan(shape, plan);
+  return tile_per_shape::busiest_cluster(plan, strides);
+}
+template <std::size_t i>
+Entry swapped_entry() {
+  const swap_ab::SwappedTile& tile = swap_ab::swapped_tiles()[i];
+  return {tile.name,   tile.description, tile.rows,      tile.cols,     1,
+          tile.stages, tile.launch,      tile.workspace, tile.resident, swapped_work<i>};
+}
+template <std::size_t... i>
+void add_swapped(std::vector<Entry>& menu, std::index_sequence<i...>) {
+  (menu.push_back(swapped_entry<i>()), ...);
+}
+
+// 14's entries, then 12's. Every entry takes problems TMA can describe: the route pads the others first.
+constexpr std::size_t swapped_count = 6;  // swap_ab::swapped_tiles().size(), checked below
+const std::vector<Entry>& menu_items() {
+  static const std::vector<Entry> menu = [] {
+    std::vector<Entry> all = tile_per_shape::menu();
+    if (swap_ab::swapped_tiles().size() != swapped_count)
+      throw std::logic_error("15_both_orientations: swapped_count must match swap_ab::swapped_tiles()");
+    add_swapped(all, std::make_index_sequence<swapped_count>{});
+    return all;
+  }();
+  return menu;
+}
+
+// ---- The model ------------------------------------------------------------------------------------
+// 14's model (its terms, its choice) at this step's prices: every entry of both families measured on
+// the same GPU by this step's calibrate tool (README.md: the calibration).
+const std::vector<tile_per_shape::Calibration> calibration{
+#include "15_both_orientations/calibration.inc"
+};
+const tile_per_shape::Model model{menu_items, &calibration};
+
+// ---- The route ----------------------------------------------------------------------------------------
+// A problem whose A, B and C TMA can describe (11's conditions): few rows to 12's family (its width
+// follows M), every other to the entry the model picks (best of menu: the fastest measured).
+template <bool best_of_menu>
+void launch_aligned(const GemmProblem<__half>& p, cudaStream_t stream) {
+  if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
+  const std::size_t pick = best_of_menu ? model.fastest(p, stream) : model.pick(shape_of(p), strides_of(p));
+  menu_items()[pick].launch(p, stream);
+}
+// Its workspace: 12's, or the picked entry's; best of menu may run any entry, so it needs the most.
+template <bool best_of_menu>
+std::size_t aligned_workspace_bytes(Shape shape, Strides strides) {
+  if (shape.m <= tile_per_shape::few_rows) return swap_ab::workspace_bytes(shape, strides);
+  if (!best_of_menu) return menu_items()[model.pick(shape, strides)].workspace(shape, strides);
+  std::size_t most = 0;
+  for (const Entry& e : menu_items()) most = std::max(most, e.workspace(shape, strides));
+  return most;
+}
+
+// Each route of route_of, one decision each: the launch and its workspace read the same route.
+template <bool best_of_menu>
+void launch_both_orientations(const GemmProblem<__half>& p, cudaStream_t stream) {
+  const bool bases_aligned = is_aligned(p.a, 16) && is_aligned(p.b, 16) && is_aligned(p.c, 16);
+  switch (tile_per_shape::route_of(shape_of(p), strides_of(p), bases_aligned)) {
+    case Route::pass_over_a:
+      return tile_per_shape::launch_pass_over_a(p, stream);
+    case Route::tiny_k:
+      return tile_per_shape::launch_tiny_k(p, stream);
+    case Route::small_problem:
+      return mma_ldmatrix::launch_small_tile(p, stream);
+    case Route::padded:  // the padded problem comes back to this step's menu
+      return pad_unaligned::launch_with(p, stream, launch_aligned<best_of_menu>, aligned_workspace_bytes<best_of_menu>);
+    case Route::few_rows:
+    case Route::menu:
+      return launch_aligned<best_of_menu>(p, stream);
+  }
+}
+
+// The route's workspace, before there are pointers (route_of with aligned bases). A base off 16 bytes
+// alone, with strides TMA can describe, finds too small a workspace for 13's copies and goes to 08's
+// kernel, as in 12 and 13.
+template <bool best_of_menu>
+std::size_t both_orientations_workspace_bytes(Shape shape, Strides strides) {
+  switch (tile_per_shape::route_of(shape, strides, true)) {
+    case Route::pass_over_a:
+      return tile_per_shape::pass_over_a_workspace_bytes(shape);
+    case Route::tiny_k:
+    case Route::small_problem:
+      return 0;
+    case Route::padded:
+      return pad_unaligned::workspace_bytes_with(shape, strides, aligned_workspace_bytes<best_of_menu>);
+    case Route::few_rows:
+    case Route::menu:
+      break;
+  }
+  return aligned_workspace_bytes<best_of_menu>(shape, strides);
+}
+
+// One entry on any problem (a variant): rows TMA cannot describe padded by 13 first, as the step does.
+template <std::size_t i>
+void launch_entry(const GemmProblem<__half>& p, cudaStream_t stream) {
+  const Entry& e = menu_items()[i];
+  if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch_with(p, stream, e.launch, e.workspace);
+  e.launch(p, stream);
+}
+template <std::size_t i>
+std::size_t entry_workspace_bytes(Shape shape, Strides strides) {
+  return pad_unaligned::workspace_bytes_with(shape, strides, menu_items()[i].workspace);
+}
+
+// The step with every entry of the menu as a variant of its own, in the menu's order (as 14's).
+constexpr std::size_t max_entries = 24;  // variants that can be registered: at least the menu's size
+template <std::size_t... i>
+Step<__half> with_menu(Step<__half> step, std::index_sequence<i...>) {
+  constexpr Launcher<__half> launchers[] = {launch_entry<i>...};
+  constexpr WorkspaceSize workspaces[] = {entry_workspace_bytes<i>...};
+  const std::vector<Entry>& menu = menu_items();
+  if (menu.size() > sizeof...(i)) throw std::logic_error("15_both_orientations: max_entries is below the menu's size");
+  for (std::size_t j = 0; j < menu.size(); ++j)
+    step = std::move(step).variant(menu[j].name, menu[j].description, launchers[j], workspaces[j],
+                                   menu[j].rows * menu[j].cluster, menu[j].cols);
+  return step;
+}
+
+}  // namespace
+
+const std::vector<tile_per_shape::Entry>& both_orientations::menu() { return menu_items(); }
+const tile_per_shape::Model& both_orientations::model() { return worklog::model; }
+
+// The step, best of menu, and each entry of the menu. wgmma and setmaxnreg exist on sm_90a alone.
+WORKLOG_REGISTER_STEP(with_menu(
+    Step<__half>{"15_both_orientations", launch_both_orientations<false>}
+        .adds("both orientations in the menu: 14's tiles and 12's swap kernel at fixed tiles; the route decided once")
+        .reuses_tile(256, 256)
+        .needs_compute_capability(90, 90)
+        .needs_workspace(both_orientations_workspace_bytes<false>)
+        .variant("best_of_menu", "every entry timed on the shape in the process, the fastest run: the model's bound",
+                 launch_both_orientations<true>, both_orientations_workspace_bytes<true>),
+    std::make_index_sequence<max_entries>{}))
+
+}  // namespace worklog
