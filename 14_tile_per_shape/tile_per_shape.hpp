@@ -95,8 +95,8 @@ inline constexpr int tiny_k_max = 32;
 inline constexpr int small_max = 512;
 inline bool small_problem(Shape s) { return s.m <= small_max && s.n <= small_max && s.k <= small_max; }
 
-// The routes a launch of 14 can take, in the order the launch decides them (kernel.cu:
-// launch_tile_per_shape): few columns to the pass over A, K ≤ tiny_k_max to the write of C, small
+// The routes a launch of 14 can take, in the order the launch decides them (kernel.cu,
+// launch_routes.cuh: Routes): few columns to the pass over A, K ≤ tiny_k_max to the write of C, small
 // problems to 08's kernel, rows TMA cannot describe to 13's padding, M ≤ few_rows to 12's swapped
 // family, the rest to the menu's entry that the model picks.
 enum class Route { pass_over_a, tiny_k, small_problem, padded, few_rows, menu };

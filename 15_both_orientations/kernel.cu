@@ -14,11 +14,11 @@
 //     step's calibration measured for every entry on this GPU (calibration.inc, by the calibrate tool
 //     beside this file). Nothing of either kernel is copied: 15 calls them through the interfaces 12
 //     and 14 declare.
-//   - The route, decided once, by 14's route_of (tile_per_shape.hpp): each problem takes one of its
-//     routes, and the workspace the harness allocates is that route's, not the largest of all.
+//   - The route, decided once: 14's routes (launch_routes.cuh, over tile_per_shape::route_of), with
+//     this step's model on the menu's route; the launch and the workspace the harness allocates read
+//     the same route, and the workspace is that route's, not the largest of all.
 //   - 13's padding as a transform (pad_unaligned.hpp: launch_with): where TMA cannot describe the rows,
-//     the operands are padded into the workspace and the padded problem comes back to this step's
-//     menu. In 14 it went on to 12 and then 11, whose one tile ran every such shape.
+//     the operands are padded into the workspace and the padded problem comes back to this menu.
 
 #include <algorithm>
 #include <cstddef>
@@ -26,11 +26,11 @@
 #include <utility>
 #include <vector>
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "11_stream_k/schedule.cuh"
 #include "11_stream_k/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
+#include "14_tile_per_shape/launch_routes.cuh"
 #include "14_tile_per_shape/tile_per_shape.hpp"
 #include "15_both_orientations/both_orientations.hpp"
 #include "kernel_utils.cuh"
@@ -90,65 +90,16 @@ const std::vector<Entry>& menu_items() {
 const std::vector<tile_per_shape::Calibration> calibration{
 #include "15_both_orientations/calibration.inc"
 };
-const tile_per_shape::Model model{menu_items, &calibration};
+const tile_per_shape::Model& both_model() {
+  static const tile_per_shape::Model model{menu_items, &calibration};
+  return model;
+}
 
 // ---- The route ----------------------------------------------------------------------------------------
-// A problem whose A, B and C TMA can describe (11's conditions): few rows to 12's family (its width
-// follows M), every other to the entry the model picks (best of menu: the fastest measured).
+// 14's routes (launch_routes.cuh), with this step's model on the menu's route. Rows TMA cannot
+// describe are padded by 13 and the padded problem comes back to this menu.
 template <bool best_of_menu>
-void launch_aligned(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (p.m <= tile_per_shape::few_rows) return swap_ab::launch(p, stream);
-  const std::size_t pick = best_of_menu ? model.fastest(p, stream) : model.pick(shape_of(p), strides_of(p));
-  menu_items()[pick].launch(p, stream);
-}
-// Its workspace: 12's, or the picked entry's; best of menu may run any entry, so it needs the most.
-template <bool best_of_menu>
-std::size_t aligned_workspace_bytes(Shape shape, Strides strides) {
-  if (shape.m <= tile_per_shape::few_rows) return swap_ab::workspace_bytes(shape, strides);
-  if (!best_of_menu) return menu_items()[model.pick(shape, strides)].workspace(shape, strides);
-  std::size_t most = 0;
-  for (const Entry& e : menu_items()) most = std::max(most, e.workspace(shape, strides));
-  return most;
-}
-
-// Each route of route_of, one decision each: the launch and its workspace read the same route.
-template <bool best_of_menu>
-void launch_both_orientations(const GemmProblem<__half>& p, cudaStream_t stream) {
-  const bool bases_aligned = is_aligned(p.a, 16) && is_aligned(p.b, 16) && is_aligned(p.c, 16);
-  switch (tile_per_shape::route_of(shape_of(p), strides_of(p), bases_aligned)) {
-    case Route::pass_over_a:
-      return tile_per_shape::launch_pass_over_a(p, stream);
-    case Route::tiny_k:
-      return tile_per_shape::launch_tiny_k(p, stream);
-    case Route::small_problem:
-      return mma_ldmatrix::launch_small_tile(p, stream);
-    case Route::padded:  // the padded problem comes back to this step's menu
-      return pad_unaligned::launch_with(p, stream, launch_aligned<best_of_menu>, aligned_workspace_bytes<best_of_menu>);
-    case Route::few_rows:
-    case Route::menu:
-      return launch_aligned<best_of_menu>(p, stream);
-  }
-}
-
-// The route's workspace, before there are pointers (route_of with aligned bases). A base off 16 bytes
-// alone, with strides TMA can describe, finds too small a workspace for 13's copies and goes to 08's
-// kernel, as in 12 and 13.
-template <bool best_of_menu>
-std::size_t both_orientations_workspace_bytes(Shape shape, Strides strides) {
-  switch (tile_per_shape::route_of(shape, strides, true)) {
-    case Route::pass_over_a:
-      return tile_per_shape::pass_over_a_workspace_bytes(shape);
-    case Route::tiny_k:
-    case Route::small_problem:
-      return 0;
-    case Route::padded:
-      return pad_unaligned::workspace_bytes_with(shape, strides, aligned_workspace_bytes<best_of_menu>);
-    case Route::few_rows:
-    case Route::menu:
-      break;
-  }
-  return aligned_workspace_bytes<best_of_menu>(shape, strides);
-}
+using Routes15 = tile_per_shape::Routes<both_model, best_of_menu>;
 
 // One entry on any problem (a variant): rows TMA cannot describe padded by 13 first, as the step does.
 template <std::size_t i>
@@ -179,17 +130,17 @@ Step<__half> with_menu(Step<__half> step, std::index_sequence<i...>) {
 }  // namespace
 
 const std::vector<tile_per_shape::Entry>& both_orientations::menu() { return menu_items(); }
-const tile_per_shape::Model& both_orientations::model() { return worklog::model; }
+const tile_per_shape::Model& both_orientations::model() { return both_model(); }
 
 // The step, best of menu, and each entry of the menu. wgmma and setmaxnreg exist on sm_90a alone.
 WORKLOG_REGISTER_STEP(with_menu(
-    Step<__half>{"15_both_orientations", launch_both_orientations<false>}
+    Step<__half>{"15_both_orientations", Routes15<false>::launch}
         .adds("both orientations in the menu: 14's tiles and 12's swap kernel at fixed tiles; the route decided once")
         .reuses_tile(256, 256)
         .needs_compute_capability(90, 90)
-        .needs_workspace(both_orientations_workspace_bytes<false>)
+        .needs_workspace(Routes15<false>::workspace_bytes)
         .variant("best_of_menu", "every entry timed on the shape in the process, the fastest run: the model's bound",
-                 launch_both_orientations<true>, both_orientations_workspace_bytes<true>),
+                 Routes15<true>::launch, Routes15<true>::workspace_bytes),
     std::make_index_sequence<max_entries>{}))
 
 }  // namespace worklog
