@@ -9,32 +9,9 @@
 #include "14_tile_per_shape/calibrate_menu.cuh"
 #include "14_tile_per_shape/tile_per_shape.hpp"
 
-namespace {
-
-// Where 14 runs a shape with something else than its menu (tile_per_shape::route_of).
-const char* route_note(worklog::Shape shape) {
-  using worklog::tile_per_shape::Route;
-  switch (worklog::tile_per_shape::route_of(shape, {shape.k, shape.n, shape.n}, true)) {
-    case Route::pass_over_a:
-      return "few columns: step 14 runs this shape with its pass over A";
-    case Route::tiny_k:
-      return "tiny K: step 14 runs this shape with its write of C";
-    case Route::small_problem:
-      return "every side small: step 14 runs this shape with 08's kernel in 32 × 32 tiles";
-    case Route::few_rows:
-      return "few rows: step 14 runs this shape with 12's family";
-    case Route::padded:
-    case Route::menu:
-      break;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   namespace tps = worklog::tile_per_shape;
-  const worklog::calibration::Menu menu{
-      "step 14", "14_tile_per_shape/calibration.inc", tps::menu, tps::pick, tps::costs, route_note};
+  const worklog::calibration::Menu menu{"step 14", "14_tile_per_shape/calibration.inc", tps::menu, tps::pick,
+                                        tps::costs};
   return worklog::calibration::calibrate_main(argc, argv, menu);
 }

@@ -44,7 +44,6 @@ struct Menu {
   const std::vector<tile_per_shape::Entry>& (*entries)();
   std::size_t (*pick)(Shape shape, Strides strides);  // the model's pick among entries()
   const tile_per_shape::Costs* (*costs)(const tile_per_shape::Entry& entry);
-  const char* (*route_note)(Shape shape);  // why the step runs a shape elsewhere than the menu; nullptr: it does not
 };
 
 namespace {
@@ -198,8 +197,11 @@ inline int calibrate_main(int argc, char** argv, const Menu& model) {
         const Strides st{sh.k, sh.n, sh.n};
         const std::size_t pick = model.pick(sh, st);
         std::printf("%dx%dx%d:\n", sh.m, sh.n, sh.k);
-        if (const char* note = model.route_note ? model.route_note(sh) : nullptr)
-          std::printf("  (%s; the pick marked below is the menu's)\n", note);
+        // The step routes as 14 does (tile_per_shape::route_of): other routes than the menu are named.
+        const tile_per_shape::Route route = tile_per_shape::route_of(sh, st, true);
+        if (route != tile_per_shape::Route::menu)
+          std::printf("  (%s runs this shape on its route \"%s\"; the pick marked below is the menu's)\n", model.step,
+                      tile_per_shape::route_name(route));
         std::printf("  %-16s %7s %8s %6s %6s %11s %11s %7s\n", "entry", "slices", "segments", "fixup", "off",
                     "model µs", "measured µs", "error");
         const std::vector<Entry>& menu = model.entries();

@@ -16,31 +16,12 @@ namespace {
 namespace tps = worklog::tile_per_shape;
 namespace both = worklog::both_orientations;
 
-// Where 15 runs a shape with something else than its menu: the routes of 14's route_of.
-const char* route_note(worklog::Shape shape) {
-  switch (tps::route_of(shape, {shape.k, shape.n, shape.n}, true)) {
-    case tps::Route::pass_over_a:
-      return "few columns: step 15 runs this shape with 14's pass over A";
-    case tps::Route::tiny_k:
-      return "tiny K: step 15 runs this shape with 14's write of C";
-    case tps::Route::small_problem:
-      return "every side small: step 15 runs this shape with 08's kernel in 32 × 32 tiles";
-    case tps::Route::few_rows:
-      return "few rows: step 15 runs this shape with 12's family";
-    case tps::Route::padded:
-    case tps::Route::menu:
-      break;
-  }
-  return nullptr;
-}
-
 std::size_t pick(worklog::Shape shape, worklog::Strides strides) { return both::model().pick(shape, strides); }
 const tps::Costs* costs(const tps::Entry& entry) { return both::model().costs(entry); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const worklog::calibration::Menu menu{"step 15", "15_both_orientations/calibration.inc", both::menu, pick, costs,
-                                        route_note};
+  const worklog::calibration::Menu menu{"step 15", "15_both_orientations/calibration.inc", both::menu, pick, costs};
   return worklog::calibration::calibrate_main(argc, argv, menu);
 }
