@@ -109,8 +109,8 @@ struct Layout : Config {
   static constexpr int accumulators = width / 2;
   static constexpr int groups = width / 8;
 
-  static_assert(width == 8 || width == 16 || width == 32 || width == 64 || width == 128 || width == 256,
-                "width must be one of the wgmma widths of hopper.cuh: 8, 16, 32, 64, 128, 256");
+  static_assert(width % 8 == 0 && width >= 8 && width <= 256,
+                "width must be a wgmma width (hopper.cuh): a multiple of 8 from 8 to 256");
   static_assert(Config::block_tile_n % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
                 "block_tile_n must be 64 or 128: one or two consumer warpgroups of 64 columns");
   static_assert(b_boxes == consumers, "block_tile_n must be 64 per consumer: one 64-column box of B each");
@@ -492,8 +492,8 @@ bool tma_path_possible(const GemmProblem<__half>& p) {
   return tma_describable(p.a, p.lda) && tma_describable(p.b, p.ldb);
 }
 
-// Calls f with the width of block tile for M: the narrowest of the menu that holds M rows (every
-// width the wgmma wrapper offers), 256 for any M above.
+// Calls f with the width of block tile for M: the narrowest of 8, 16, 32, 64 and 128 that holds M rows
+// (every width is a kernel to compile), 256 for any M above.
 template <class F>
 decltype(auto) with_width(int m, F&& f) {
   if (m <= 8) return f(std::integral_constant<int, 8>{});
@@ -699,7 +699,8 @@ std::size_t swap_ab::swapped_workspace_bytes(Shape shape, Strides strides) {
 }
 
 // The swap kernel at fixed block tiles (swap_ab.hpp), for a menu of both orientations: 128 columns
-// (two consumers, the step's tile) or 64 (one), at widths 64, 128 and 256. Any problem, as 12 takes it.
+// (two consumers, the step's tile) at widths 64, 96, 128, 192 and 256, or 64 (one consumer) at 64, 128
+// and 256. Any problem, as 12 takes it.
 namespace {
 template <class Variant, int width>
 swap_ab::SwappedTile swapped_tile(const char* description) {
@@ -725,7 +726,9 @@ swap_ab::SwappedTile swapped_tile(const char* description) {
 const std::vector<swap_ab::SwappedTile>& swap_ab::swapped_tiles() {
   static const std::vector<SwappedTile> tiles = {
       swapped_tile<Config, 256>("256 rows × 128 columns: 11's tile turned, two consumers"),
+      swapped_tile<Config, 192>("192 rows × 128 columns, two consumers: rows in steps of 192"),
       swapped_tile<Config, 128>("128 rows × 128 columns, two consumers"),
+      swapped_tile<Config, 96>("96 rows × 128 columns, two consumers: rows in steps of 96"),
       swapped_tile<Config, 64>("64 rows × 128 columns, two consumers: rows in steps of 64"),
       swapped_tile<NarrowTiles, 256>("256 rows × 64 columns, one consumer: few columns"),
       swapped_tile<NarrowTiles, 128>("128 rows × 64 columns, one consumer"),
