@@ -50,15 +50,21 @@ using tile_per_shape::Work;
 // 11's schedule, whose busiest worker 14 computes.
 template <std::size_t i>
 Work swapped_work(Shape shape, Strides strides) {
-  const swap_ab::SwappedTile& tile = swap_ab::swapped_tiles()[i];
+  // maybe unused: a student copy blanks the region, the one place that reads the tile
+  [[maybe_unused]] const swap_ab::SwappedTile& tile = swap_ab::swapped_tiles()[i];
+  Work work{};
+  // LAB BEGIN swapped_work
   if (const int parts = tile.cluster_parts(shape); parts > 0) {
     const long long slices = ceil_div(ceil_div(shape.k, 64), parts);
-    const bool off_lines = strides.lda % 64 != 0 || strides.ldb % 64 != 0;  // as 14 prices them
-    return {slices, 1, parts > 1, off_lines ? slices : 0};
+    const bool off_lines = (strides.lda | strides.ldb) % 64 != 0;  // either off 64 halves: as 14 prices them
+    work = {slices, 1, parts > 1, off_lines ? slices : 0};
+  } else {
+    stream_k::Plan plan{};
+    tile.plan(shape, plan);
+    work = tile_per_shape::busiest_cluster(plan, strides);
   }
-  stream_k::Plan plan{};
-  tile.plan(shape, plan);
-  return tile_per_shape::busiest_cluster(plan, strides);
+  // LAB END
+  return work;
 }
 template <std::size_t i>
 Entry swapped_entry() {

@@ -7,12 +7,14 @@ region never runs and the step's performance points come for nothing. So, for ea
 
 - 01 to 08 run every region at every shape: an unaligned shape runs the same kernel template as an
   aligned one (07's and 08's element-wise copies, 04's scalar loads), with the same regions;
-- 09 to 14: lab_routes (common/tests/lab_routes/, built with the tests; CTest names it in
+- 09 to 15: lab_routes (common/tests/lab_routes/, built with the tests; CTest names it in
   LAB_ROUTES) works out on the CPU, from each step's own launch logic and plans, which path the
   shape takes and whether each LAB region runs there. Every region must run, but those of NOT_TIMED,
   which no shape runs together with the others. For 14 the regions must also matter: the model's
   pick must differ from the entry a blank choice runs and from the one a blank model of the work
-  picks. A step after 08 that lab_routes does not know fails: teach it the new step's routes.
+  picks. 15's region (a swapped entry's work) runs where 15's model asks for it, which it does only
+  for an entry that 15's calibration prices. A step after 08 that lab_routes does not know fails:
+  teach it the new step's routes.
 
 lab_routes counts resident workers as one per SM, clusters of two on pairs (132 SMs: an H100 SXM or
 an H200, the GPUs of the committed figures). test_the_model_is_the_one_the_gpu_ran checks that
@@ -55,6 +57,16 @@ NOT_TIMED = {
 TILE_MODEL = REPOSITORY / "plots" / "results" / "tile_model.csv"
 
 
+def why_not(route):
+    """What lab_routes says of a route where a region of the model does not run: nothing, or that the
+    model runs but its step's calibration prices no entry (14's choice skips an entry without prices
+    before it asks the entry for its work)."""
+    if route.get("model") and route.get("priced_entries") == 0:
+        return (": the model prices no entry of the menu, so it asks none for its work (the step's "
+                "calibration.inc is empty: run its calibrate tool on a GPU)")
+    return ""
+
+
 def shape_text(size):
     return "x".join(str(v) for v in size)
 
@@ -89,7 +101,7 @@ def performance_shape_problems(rubric, root=REPOSITORY, routes=ROUTES):
         for region in route["regions"]:
             if not region["runs"] and region["name"] not in NOT_TIMED.get(step, {}):
                 problems.append(f"{where}: the route is {route['route']}, where the region "
-                                f"\"{region['name']}\" does not run")
+                                f"\"{region['name']}\" does not run{why_not(route)}")
         if step.startswith("14_") and route["route"] == "the menu":
             for blank in ("pick_without_the_choice", "pick_without_the_terms"):
                 if route["pick"] == route[blank]:
@@ -131,8 +143,8 @@ class PerformanceShapesTest(unittest.TestCase):
                 self.assertTrue(problems, step)
                 self.assertTrue(all(p.startswith(f"{step} at 4096x4096x4096: ") for p in problems), problems)
         old = copy.deepcopy(rubric)
-        del old["performance"]["sizes"]  # a rubric recorded before per-step sizes
-        problems = performance_shape_problems(old)
+        del old["performance"]["sizes"]  # a rubric recorded before per-step sizes (and before step 15)
+        problems = [p for p in performance_shape_problems(old) if p[:2] < "15"]
         self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14"}, problems)
         self.assertIn("11_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
                       problems)
@@ -152,6 +164,8 @@ class PerformanceShapesTest(unittest.TestCase):
             ("13_pad_unaligned", [16, 4097, 4096], "the route is in_place"),  # few rows read in place: no copy
             ("14_tile_per_shape", [16, 4096, 4096], "the route is 12's few rows"),  # few rows go to 12
             ("14_tile_per_shape", [3072, 3072, 3072], "as it does pick without the terms"),
+            ("15_both_orientations", [16, 4096, 4096], "the route is 12's few rows"),  # 12's launcher: no model
+            ("15_both_orientations", [300, 4097, 2100], "the route is 13's padding"),  # 13's swap kernel writes C
         ]
         for step, size, message in rows:
             with self.subTest(step=step, size=size):
@@ -173,6 +187,22 @@ class PerformanceShapesTest(unittest.TestCase):
         # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each.
         self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"], route["parts_per_split_tile"],
                           route["fixup"]), (144, 132, 12, 5, "shared"))
+
+    def test_15s_model_runs_on_the_menu_and_where_13_hands_the_padded_problem_back(self):
+        """15's model (and so its region, where an entry is priced) runs on the menu's route, and on 13's
+        padding where 13 hands the padded problem to 15's launcher (staged C, or 12's route: M above
+        few_rows); not on few rows, nor where 13's swap kernel writes C itself. The menu is 14's nine
+        entries and 12's six swapped tiles."""
+        rows = [([1024, 1024, 1024], "the menu", True), ([16, 4096, 4096], "12's few rows", False),
+                ([4097, 4097, 4097], "13's padding", True), ([300, 4097, 2100], "13's padding", False)]
+        answers = lab_routes([size for size, _, _ in rows])
+        for size, path, model in rows:
+            with self.subTest(size=size):
+                route = answers[tuple(size)]["15_both_orientations"]
+                self.assertEqual((route["route"], route["model"]), (path, model))
+                self.assertEqual((route["menu_entries"], route["swapped_entries"]), (15, 6))
+                if not model:
+                    self.assertEqual(route["regions"], [{"name": "swapped_work", "runs": False}])
 
     @unittest.skipUnless(TILE_MODEL.is_file(), "no plots/results/tile_model.csv")
     def test_the_model_is_the_one_the_gpu_ran(self):

@@ -237,6 +237,7 @@ class RubricFileTest(TemporaryFolderTest):
         self.assertEqual(performance_size(rubric, "12_swap_ab"), [16, 4096, 4096])
         self.assertEqual(performance_size(rubric, "13_pad_unaligned"), [4097, 4097, 4097])
         self.assertEqual(performance_size(rubric, "14_tile_per_shape"), [1024, 1024, 1024])
+        self.assertEqual(performance_size(rubric, "15_both_orientations"), [1024, 1024, 1024])
 
     def test_a_file_with_size_alone_keeps_the_steps_own_sizes(self):
         """A rubric file written before sizes existed changes the default size, not the steps' own."""

@@ -1,4 +1,4 @@
-// lab_routes: which path each Hopper step (09 to 14) takes on a shape, and which of its LAB regions
+// lab_routes: which path each Hopper step (09 to 15) takes on a shape, and which of its LAB regions
 // run there, worked out on the CPU from the steps' own launch logic. The lab kit times a student's
 // kernel at one shape per step (lab/rubric.json, performance.sizes); lab/tests/test_performance_shapes.py
 // runs this program on those shapes and fails where a region would not run, so that no step's
@@ -27,7 +27,7 @@ namespace worklog::lab_routes {
 
 // The GPU the answers are for: its multiprocessors, and the name under which 14's calibration
 // prices it ("": none, so 14 takes the first GPU of its table, as its launch does for a GPU it does
-// not know).
+// not know). 15 asks only which entries its table prices, on any GPU.
 struct Gpu {
   int sms = 132;
   std::string name;
@@ -59,5 +59,6 @@ Route route_11(Shape s, const Gpu& gpu);
 Route route_12(Shape s, const Gpu& gpu);
 Route route_13(Shape s, const Gpu& gpu);
 Route route_14(Shape s, const Gpu& gpu);
+Route route_15(Shape s, const Gpu& gpu);
 
 }  // namespace worklog::lab_routes

@@ -46,8 +46,9 @@ struct StepRoute {
   Route (*route)(Shape, const Gpu&);
 };
 const StepRoute steps[] = {
-    {"09_wgmma_tma", route_09}, {"10_persistent_clusters", route_10}, {"11_stream_k", route_11},
-    {"12_swap_ab", route_12},   {"13_pad_unaligned", route_13},       {"14_tile_per_shape", route_14},
+    {"09_wgmma_tma", route_09},         {"10_persistent_clusters", route_10}, {"11_stream_k", route_11},
+    {"12_swap_ab", route_12},           {"13_pad_unaligned", route_13},       {"14_tile_per_shape", route_14},
+    {"15_both_orientations", route_15},
 };
 
 std::string json(const Route& r) {
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
     std::smatch parts;
     if (word == "--help" || word == "-h") {
       std::cout << "lab_routes [--sms N] [--gpu NAME] MxNxK [MxNxK ...]\n"
-                   "For each shape, the route of every Hopper step (09 to 14) and which of its LAB regions run,\n"
+                   "For each shape, the route of every Hopper step (09 to 15) and which of its LAB regions run,\n"
                    "as JSON: the lab's check that each step's performance shape (lab/rubric.json) runs them.\n"
                    "--sms: the GPU's multiprocessors (default 132: one worker per SM, clusters of two on pairs);\n"
                    "--gpu: the name 14's calibration prices it under (default: the first GPU of its table).\n"

@@ -1,0 +1,60 @@
+// lab_routes (lab_routes.hpp): step 15. Its kernel.cu, included whole, gives the menu (14's entries,
+// then 12's swapped tiles: menu_items), the model (14's, over that menu at this step's prices:
+// calibration.inc) and its one LAB region, swapped_work: the work of a swapped entry, which the model
+// asks for when it prices the entry. The route is launch_both_orientations', in its order
+// (tile_per_shape::route_of, which the launch calls): the model runs on the menu's route, and on 13's
+// padding where 13 hands the padded problem back to the step (launch_aligned) and M is above
+// tile_per_shape::few_rows; few rows go to 12's launcher, which asks no model.
+//
+// Which entries the model prices is read from 15's own table: 14's choice (choose) skips an entry
+// that no line of the table names, before it asks for the entry's work, so swapped_work runs only
+// where some swapped entry is priced. The pick among priced entries is not worked out here: a swapped
+// entry's plan (swap_ab::SwappedTile: cluster_parts, plan) asks the device how many of its blocks
+// and clusters fit, and 12's kernel.cu offers no way around that.
+//
+// This file includes 15's kernel.cu alone: 14's kernel.cu, whose menu, choice and routes 15 calls
+// through tile_per_shape.hpp, is step_14.cu's, 12's and 13's are step_12.cu's and step_13.cu's, so
+// each kernel.cu is in one translation unit of the program, its anonymous namespace with it.
+#include <algorithm>
+#include <cstring>
+
+#include "15_both_orientations/kernel.cu"
+#include "lab_routes.hpp"
+
+namespace worklog::lab_routes {
+
+Route route_15(Shape s, const Gpu& gpu) {
+  const GemmProblem<__half> p = packed_problem(s);
+  // The launch's own decision (tile_per_shape::route_of), on operands that start on 16 bytes.
+  const tile_per_shape::Route route = tile_per_shape::route_of(s, strides_of(p), true);
+  Route r{tile_per_shape::route_name(route)};
+  // Where the problem reaches launch_aligned: directly, or padded by 13 when 13's decision hands the
+  // padded problem on (route_13: 12's launcher there, launch_aligned here) rather than reading it in
+  // place or writing C with 13's own swap kernel.
+  bool aligned = route == tile_per_shape::Route::menu || route == tile_per_shape::Route::few_rows;
+  if (route == tile_per_shape::Route::padded) {
+    const std::string padding = route_13(s, gpu).path;
+    aligned = padding == "step_12" || padding == "staged_c";
+    r.fact("padding", padding);
+  }
+  const bool model = aligned && s.m > tile_per_shape::few_rows;  // launch_aligned: few rows go to 12
+  // choose(): an entry is priced when a line of the table names it (its GPU's, else the first GPU's).
+  const std::vector<Entry>& entries = menu_items();
+  const std::size_t first_swapped = tile_per_shape::menu().size();  // 14's entries come first
+  const auto priced = [&](const Entry& e) {
+    return std::any_of(calibration.begin(), calibration.end(),
+                       [&](const tile_per_shape::Calibration& c) { return std::strcmp(c.entry, e.name) == 0; });
+  };
+  const long long priced_entries = std::count_if(entries.begin(), entries.end(), priced);
+  const bool swapped_priced = std::any_of(entries.begin() + first_swapped, entries.end(), priced);
+  r.region("swapped_work", model && swapped_priced);
+  r.fact("model", model);
+  r.fact("menu_entries", (long long)entries.size());
+  r.fact("swapped_entries", (long long)(entries.size() - first_swapped));
+  r.fact("priced_entries", priced_entries);
+  // Nothing priced: choose keeps entry 0 and asks no entry for its work.
+  if (model && priced_entries == 0) r.fact("pick", std::string(entries[0].name));
+  return r;
+}
+
+}  // namespace worklog::lab_routes
