@@ -1,9 +1,9 @@
 // lab_routes (lab_routes.hpp): step 15. Its kernel.cu, included whole, gives the menu (14's entries,
 // then 12's swapped tiles: menu_items), the model (14's, over that menu at this step's prices:
 // calibration.inc) and its one LAB region, swapped_work: the work of a swapped entry, which the model
-// asks for when it prices the entry. The route is launch_both_orientations', in its order
+// asks for when it prices the entry. The route is Routes15's (14's launch_routes.cuh), in its order
 // (tile_per_shape::route_of, which the launch calls): the model runs on the menu's route, and on 13's
-// padding where 13 hands the padded problem back to the step (launch_aligned) and M is above
+// padding where 13 hands the padded problem back to the step (Routes::launch_aligned) and M is above
 // tile_per_shape::few_rows; few rows go to 12's launcher, which asks no model.
 //
 // Which entries the model prices is read from 15's own table: 14's choice (choose) skips an entry
@@ -28,8 +28,8 @@ Route route_15(Shape s, const Gpu& gpu) {
   // The launch's own decision (tile_per_shape::route_of), on operands that start on 16 bytes.
   const tile_per_shape::Route route = tile_per_shape::route_of(s, strides_of(p), true);
   Route r{tile_per_shape::route_name(route)};
-  // Where the problem reaches launch_aligned: directly, or padded by 13 when 13's decision hands the
-  // padded problem on (route_13: 12's launcher there, launch_aligned here) rather than reading it in
+  // Where the problem reaches Routes::launch_aligned: directly, or padded by 13 when 13's decision hands the
+  // padded problem on (route_13: 12's launcher there, Routes::launch_aligned here) rather than reading it in
   // place or writing C with 13's own swap kernel.
   bool aligned = route == tile_per_shape::Route::menu || route == tile_per_shape::Route::few_rows;
   if (route == tile_per_shape::Route::padded) {
@@ -37,7 +37,7 @@ Route route_15(Shape s, const Gpu& gpu) {
     aligned = padding == "step_12" || padding == "staged_c";
     r.fact("padding", padding);
   }
-  const bool model = aligned && s.m > tile_per_shape::few_rows;  // launch_aligned: few rows go to 12
+  const bool model = aligned && s.m > tile_per_shape::few_rows;  // Routes::launch_aligned: few rows go to 12
   // choose(): an entry is priced when a line of the table names it (its GPU's, else the first GPU's).
   const std::vector<Entry>& entries = menu_items();
   const std::size_t first_swapped = tile_per_shape::menu().size();  // 14's entries come first
