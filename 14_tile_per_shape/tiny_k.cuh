@@ -139,8 +139,8 @@ __global__ void __launch_bounds__(TinyK::threads, TinyK::min_blocks_per_sm)
         for (int r = 0; r < 16; ++r) {
           const long long row = stage_row + warp_row + piece_row + r;
           if (row < row_end && col < p.n) {
-            store_c_streamed(p.c + row * p.ldc + col, c_stage[(warp / warps_n) * 16 + r][col - strip_col], p.alpha,
-                             p.beta);
+            float* const c_element = p.c + row * p.ldc + col;
+            store_c_streamed(c_element, c_stage[(warp / warps_n) * 16 + r][col - strip_col], p.alpha, p.beta);
           }
         }
         __syncwarp();  // the piece is read before the next one is written
