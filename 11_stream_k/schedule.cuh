@@ -448,7 +448,6 @@ class Fixup {
       sum[4 * i + 3] += part.w;
     };
     if constexpr (count >= in_flight) {  // one unit at a time, its float4s in batches
-      static_assert(count % in_flight == 0, "in_flight must divide count");
       for (int v = v0; v <= v1; ++v) {
         const float4* source = mine + s.slot_in(v, tile) * slot_stride;
 #pragma unroll
@@ -458,6 +457,16 @@ class Fixup {
           for (int i = 0; i < in_flight; ++i) part[i] = __ldcg(source + (in_flight * batch + i) * warpgroup_threads);
 #pragma unroll
           for (int i = 0; i < in_flight; ++i) add(part[i], in_flight * batch + i);
+        }
+        // What is left of the float4s when in_flight does not divide them (12's swap kernel at a
+        // width of 8·g rows, g groups): one shorter batch.
+        constexpr int tail = count % in_flight, done = count - tail;
+        if constexpr (tail > 0) {
+          float4 part[tail];
+#pragma unroll
+          for (int i = 0; i < tail; ++i) part[i] = __ldcg(source + (done + i) * warpgroup_threads);
+#pragma unroll
+          for (int i = 0; i < tail; ++i) add(part[i], done + i);
         }
       }
     } else {  // several units at a time, all of each one's float4s

@@ -111,8 +111,6 @@ struct Layout : Config {
 
   static_assert(width % 8 == 0 && width >= 8 && width <= 256,
                 "width must be a wgmma width (hopper.cuh): a multiple of 8 from 8 to 256");
-  // 11's fixup (schedule.cuh: add_partials) adds a partial's groups of 8 rows in batches of 8.
-  static_assert(width < 64 || width % 64 == 0, "width must be below 64 or a multiple of 64: the fixup's batches");
   static_assert(Config::block_tile_n % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
                 "block_tile_n must be 64 or 128: one or two consumer warpgroups of 64 columns");
   static_assert(b_boxes == consumers, "block_tile_n must be 64 per consumer: one 64-column box of B each");
@@ -701,7 +699,7 @@ std::size_t swap_ab::swapped_workspace_bytes(Shape shape, Strides strides) {
 }
 
 // The swap kernel at fixed block tiles (swap_ab.hpp), for a menu of both orientations: 128 columns
-// (two consumers, the step's tile) at widths 64, 128, 192 and 256, or 64 (one consumer) at 64, 128
+// (two consumers, the step's tile) at widths 64, 96, 128, 192 and 256, or 64 (one consumer) at 64, 128
 // and 256. Any problem, as 12 takes it.
 namespace {
 template <class Variant, int width>
@@ -730,6 +728,7 @@ const std::vector<swap_ab::SwappedTile>& swap_ab::swapped_tiles() {
       swapped_tile<Config, 256>("256 rows × 128 columns: 11's tile turned, two consumers"),
       swapped_tile<Config, 192>("192 rows × 128 columns, two consumers: rows in steps of 192"),
       swapped_tile<Config, 128>("128 rows × 128 columns, two consumers"),
+      swapped_tile<Config, 96>("96 rows × 128 columns, two consumers: rows in steps of 96"),
       swapped_tile<Config, 64>("64 rows × 128 columns, two consumers: rows in steps of 64"),
       swapped_tile<NarrowTiles, 256>("256 rows × 64 columns, one consumer: few columns"),
       swapped_tile<NarrowTiles, 128>("128 rows × 64 columns, one consumer"),
