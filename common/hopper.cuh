@@ -291,8 +291,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 // The operand text of a wgmma of n = 8·j (j = 1 … 32): its n/2 = 4·j accumulators are operands %0 to
 // %(4j − 1), written "+f" (read and written); the two descriptors, the predicate's source and the two
 // major-ness immediates follow as %(4j) to %(4j + 4). WORKLOG_WGMMA_ACC_j is the list of accumulator
-// names, WORKLOG_WGMMA_OUT_j the operands themselves (d, the caller's array). They stay defined, as
-// every WORKLOG_ macro, in this one namespace of names.
+// names, WORKLOG_WGMMA_OUT_j the operands themselves (d, the caller's array). They stay defined after
+// the wrapper; their prefix keeps them apart from every other name.
 #define WORKLOG_WGMMA_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define WORKLOG_WGMMA_ACC_1 "%0, %1, %2, %3"
 #define WORKLOG_WGMMA_OUT_1 WORKLOG_WGMMA_D4(0)

@@ -8,29 +8,20 @@ Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 import contextlib
 import importlib.util
 import io
-import os
-import subprocess
-import sys
 import tempfile
 import textwrap
 import unittest
 from pathlib import Path
 
-PLOTS = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(PLOTS))
-
+from support import PLOTS, FIXTURES, PNG_SIGNATURE  # noqa: E402  (first: it sets the import path)
 from report import make_plots  # noqa: E402
 from profiling import ncu_profile  # noqa: E402
 from profiling import profile_csv  # noqa: E402
 from report import results_csv  # noqa: E402
 from report import results_table  # noqa: E402
-from run import run_worklog  # noqa: E402
-import python_without_matplotlib  # noqa: E402
 from test_make_plots import run_main as run_make_plots  # noqa: E402
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SHAPE = (4096, 4096, 4096)
 FLOPS = 2.0 * 4096 ** 3
 OUTER_PRODUCT_KERNEL = ("void worklog::(anonymous namespace)::outer_product_gemm<128, 128, 8, 8, 8, true>"

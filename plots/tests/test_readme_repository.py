@@ -2,30 +2,19 @@
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
-import contextlib
-import io
-import json
-import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-PLOTS = Path(__file__).resolve().parents[1]
-ROOT = PLOTS.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(PLOTS))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_run_worklog's fake steps
-
+from support import PLOTS, ROOT  # noqa: E402  (first: it sets the import path)
 import python_without_matplotlib  # noqa: E402
 from readme import filler  # noqa: E402
-from readme import formats, table, tables  # noqa: E402
+from readme import table  # noqa: E402
 from run import registrations  # noqa: E402
-from test_registrations import built_steps_folder, fake_step  # noqa: E402
-from report import results_csv  # noqa: E402
-from report import results_table  # noqa: E402
-from readme.filler import BlockError, Results  # noqa: E402
+from test_registrations import built_steps_folder  # noqa: E402
+from readme.filler import Results  # noqa: E402
 
 from test_readme_filler import block, cell  # noqa: E402
 

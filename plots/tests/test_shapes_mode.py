@@ -2,30 +2,17 @@
 
 Run from anywhere:  python3 -m unittest discover -s plots/tests -v
 """
-import math
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-PLOTS = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(PLOTS))
-sys.path.insert(0, str(PLOTS.parent / "common"))
-
-import exit_codes  # noqa: E402
-from shapes import peers  # noqa: E402
-from shapes import shape_corpus  # noqa: E402
+from support import HEADER  # noqa: E402  (first: it sets the import path)
 from shapes import shape_results  # noqa: E402
 from shapes import shape_tables  # noqa: E402
 from run import run_worklog  # noqa: E402
-from report.results_csv import InputError  # noqa: E402
 from test_run_worklog import make_bin_dir, make_peer_python, run_driver  # noqa: E402
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-HEADER = "category,m,n,k,label\n"
 from test_peers import fake_module_path  # noqa: E402
 
 
