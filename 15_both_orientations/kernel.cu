@@ -9,7 +9,7 @@
 // transposed, 64 columns of C per consumer; A is wgmma's B operand, K-major, whose n, our rows, may
 // be any multiple of 8 up to 256.
 //   - The menu: 14's entries, as 14 runs them, and 12's swap kernel at fixed block tiles (swap_ab.hpp:
-//     swapped_tiles: 128 columns × 64, 96, 128, 192 or 256 rows; 64 columns × 64, 128 or 256), each priced
+//     swapped_tiles: 128 columns × 64, 96, 128 or 192 rows; 64 columns × 64 or 128 rows), each priced
 //     by 14's model (the work of its busiest worker under 11's schedule, or its part of a cluster split) at prices that
 //     this step's calibration measured for every entry on this GPU (calibration.inc, by the calibrate tool beside this
 //     file). Nothing of either kernel is copied: 15 calls them through the interfaces 12 and 14 declare.
@@ -77,7 +77,7 @@ void add_swapped(std::vector<Entry>& menu, std::index_sequence<i...>) {
 }
 
 // 14's entries, then 12's. Every entry takes problems TMA can describe: the route pads the others first.
-constexpr std::size_t swapped_count = 8;  // swap_ab::swapped_tiles().size(), checked below
+constexpr std::size_t swapped_count = 6;  // swap_ab::swapped_tiles().size(), checked below
 const std::vector<Entry>& menu_items() {
   static const std::vector<Entry> menu = [] {
     std::vector<Entry> all = tile_per_shape::menu();
