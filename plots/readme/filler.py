@@ -21,13 +21,14 @@ line and never at the start of one (a line that starts with an HTML comment ends
     ... at <!-- cell: sweep.csv step=04_outer_product n=2049 column=pct_cublas format=.1f -->59.5<!-- /cell -->%
 
 After `cell:` come the CSV (in the results folder), then KEY=VALUE words: column= the column (or a
-quantity of readme/formats.py's DERIVED) to quote, required; agg= min, max, median, range ("a–b")
-or list ("a, b") when the selectors match several rows; scale= a divisor applied first; format= a
-Python format spec (`.1f`) or a name of formats.FORMATS (default auto). Every other KEY=VALUE
-selects rows by that column: as a number when both are numbers, else as text; `a|b` either, an
-empty VALUE an empty cell. Without agg= the selectors must match one row. --write fills blocks and
-cells, --check says which differ. What a step registers (what it adds, its variants' descriptions)
-is asked of its built executable (`--list-variants`; --bin-dir, default $WORKLOG_BIN_DIR or build/bin).
+quantity of readme/formats.py's DERIVED) to quote, required; agg= min, max, median, geomean
+(geometric mean), range ("a–b") or list ("a, b") when the selectors match several rows; scale= a
+divisor applied first; format= a Python format spec (`.1f`) or a name of formats.FORMATS (default
+auto). Every other KEY=VALUE selects rows by that column: as a number when both are numbers, else
+as text; `a|b` either, an empty VALUE an empty cell. Without agg= the selectors must match one row.
+--write fills blocks and cells, --check says which differ. What a step registers (what it adds, its
+variants' descriptions) is asked of its built executable (`--list-variants`; --bin-dir, default
+$WORKLOG_BIN_DIR or build/bin).
 
 Exit codes (common/exit_codes.hpp, through common/exit_codes.py): 0 exit_ok, every block and cell is
 current (--check) or written (--write); 1 exit_check_failed, --check found some that differ; 2
@@ -67,7 +68,7 @@ class BlockError(Exception):
 # ---- Cells ----------------------------------------------------------------------------------------
 
 CELL_OPTIONS = {"column", "agg", "scale", "format"}
-AGGREGATES = ("min", "max", "median", "range", "list")
+AGGREGATES = ("min", "max", "median", "geomean", "range", "list")
 
 
 def key_values(words, what="word"):

@@ -27,7 +27,7 @@ import statistics
 from readme.formats import DERIVED, Missing, format_value, join_range, select, value_of
 from report.results_csv import latest_per_step
 
-AGGREGATES = {"min": min, "max": max, "median": statistics.median}
+AGGREGATES = {"min": min, "max": max, "median": statistics.median, "geomean": statistics.geometric_mean}
 
 
 def markdown_row(cells):
@@ -88,8 +88,8 @@ def cell(column, rows, file, values):
 
 
 def combine(values, agg, spec="auto", scale=1.0):
-    """The text of values as agg= combines them: min, max, median, range ("a–b"), list ("a, b"),
-    or none (the first)."""
+    """The text of values as agg= combines them: min, max, median, geomean (of positive values),
+    range ("a–b"), list ("a, b"), or none (the first)."""
     if agg == "list":
         return ", ".join(format_value(v, spec, scale) for v in values)
     if agg == "range":
