@@ -3,7 +3,7 @@
 // launch and its workspace read the same route:
 //   - few columns, tiny K and small problems go to their own kernels (14's and 08's);
 //   - rows TMA cannot describe are padded by 13's transform (pad_unaligned.hpp: launch_with), and the
-//     padded problem comes back here, to the menu (in 13 it went on to 12 and then 11's one tile);
+//     padded problem comes back here, to the menu (13 itself hands it on to 12 and then 11's one tile);
 //   - few rows go to 12's family (its width follows M), every other shape to the entry the model
 //     picks (best of menu: the fastest measured in the process).
 // The workspace is the route's: the picked entry's, or 13's copies plus what the padded problem's
