@@ -68,7 +68,7 @@ class BlockError(Exception):
 # ---- Cells ----------------------------------------------------------------------------------------
 
 CELL_OPTIONS = {"column", "agg", "scale", "format"}
-AGGREGATES = ("min", "max", "median", "geomean", "range", "list")
+AGGREGATES = (*table.AGGREGATES, "range", "list")  # table.combine's: the reductions, then the two texts
 
 
 def key_values(words, what="word"):
