@@ -22,6 +22,9 @@
 //     partial sums in the cluster's shared memory, in the order of their ranks (reduce_in_cluster):
 //     no round trip through a workspace in L2, no flags. Otherwise a split tile is fixed up through
 //     the workspace, in a fixed order, by the unit holding its slice 0 (11's fixup).
+//   - Where the tiles are so few that each is cut in k anyway (4096 columns), tiles of 64 columns
+//     (one consumer warpgroup, NarrowTiles) keep as many SMs busy with half the k-parts to add up:
+//     the launch takes them there (narrow_pays).
 //   - No multicast: A is a few KiB per slice, and L2 serves it to every block; B is read once.
 //   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
 //     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
@@ -33,7 +36,7 @@
 // swap_ab.hpp declares what 13 calls, and launch_chained, the programmatic dependent launch of a
 // chain of layers (chain.cu). Variants (README.md's tables): the swap for every M, whole tiles only,
 // the even deal, split-K, 11's shared fixup, 11's workspace fixup for every shape, and tiles of
-// 64 columns.
+// 64 columns everywhere.
 
 #include <algorithm>
 #include <array>
@@ -80,6 +83,14 @@ struct Config {
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
+  static constexpr bool narrow_where_it_pays = true;  // 64-column tiles where they keep as many SMs busy (narrow_pays)
+};
+
+// The same kernel with block tiles of 64 columns: one consumer warpgroup, twice the tiles, half the
+// k-parts a tile. The step runs it where narrow_pays says; the variant narrow_tiles everywhere.
+struct NarrowTiles : Config {
+  static constexpr int block_tile_n = 64;
+  static constexpr bool narrow_where_it_pays = false;  // it is the narrow tile
 };
 
 // What the configuration and the width imply, and the checks that name the knob at fault. shared_c:
@@ -552,6 +563,26 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
   }
 }
 
+// Whether a shape runs at this width on tiles of 64 columns (NarrowTiles) rather than the
+// configuration's 128: where both split every tile in a cluster, the narrow tiles keep at least as
+// many SMs busy, and each of their tiles still has two k-parts or more. The same SMs then stream B,
+// and each tile's sum adds half as many parts (README.md: the tile's columns, measured). 4096 columns
+// on 132 SMs: 32 tiles in 4 parts, or 64 tiles in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs
+// against 80 × 1, which stays at 128 columns.
+template <class Variant, int width>
+bool narrow_pays(int m, int n, int k) {
+  if constexpr (!Variant::narrow_where_it_pays || !has_cluster_split<Variant, width>) {
+    return false;
+  } else {
+    const ClusterSplit wide = cluster_split_of<Variant, width>(m, n, k);
+    const ClusterSplit narrow = cluster_split_of<NarrowTiles, width>(m, n, k);
+    if (wide.parts == 0 || narrow.parts < 2) return false;
+    const long long rows = ceil_div(m, width);
+    return rows * ceil_div(n, NarrowTiles::block_tile_n) * narrow.parts >=
+           rows * ceil_div(n, Variant::block_tile_n) * wide.parts;
+  }
+}
+
 // The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
 // columns; a slot holds one partial (64 × width FP32) per consumer.
 template <class Variant, int width>
@@ -576,7 +607,11 @@ std::size_t swapped_workspace_at(Shape shape, Strides strides) {
 }
 template <class Variant>
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides) {
-  return with_width(shape.m, [&](auto width) { return swapped_workspace_at<Variant, width>(shape, strides); });
+  return with_width(shape.m, [&](auto width) {
+    if (narrow_pays<Variant, width>(shape.m, shape.n, shape.k))
+      return swapped_workspace_at<NarrowTiles, width>(shape, strides);
+    return swapped_workspace_at<Variant, width>(shape, strides);
+  });
 }
 
 // The step's workspace: 11's for the shapes it hands to 11.
@@ -634,10 +669,14 @@ void launch_swapped_at(const GemmProblem<__half>& p, cudaStream_t stream) {
       return launch_kernel(std::true_type{});
   launch_kernel(std::false_type{});
 }
-// ... and at the width M picks.
+// ... and at the width M picks, on the tile narrow_pays picks.
 template <class Variant, bool chained = false>
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
-  with_width(p.m, [&](auto width) { launch_swapped_at<Variant, width, chained>(p, stream); });
+  with_width(p.m, [&](auto width) {
+    if constexpr (Variant::narrow_where_it_pays)
+      if (narrow_pays<Variant, width>(p.m, p.n, p.k)) return launch_swapped_at<NarrowTiles, width, chained>(p, stream);
+    launch_swapped_at<Variant, width, chained>(p, stream);
+  });
 }
 
 template <class Variant>
@@ -675,10 +714,6 @@ struct FixupShared : Config {
 struct WorkspaceFixup : Config {
   static constexpr bool cluster_split = false;  // 11's schedule for every shape: partials through the workspace
 };
-struct NarrowTiles : Config {
-  static constexpr int block_tile_n = 64;  // one consumer warpgroup: twice the tiles, half the k-parts a tile
-};
-
 }  // namespace
 
 // What step 13 calls (swap_ab.hpp).
@@ -756,7 +791,8 @@ WORKLOG_REGISTER_STEP(
                  workspace_bytes<FixupShared>)
         .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
                  launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>)
-        .variant("narrow_tiles", "block tiles of 64 columns: one consumer warpgroup, fewer k-parts a tile",
+        .variant("narrow_tiles",
+                 "block tiles of 64 columns for every shape: one consumer warpgroup, fewer k-parts a tile",
                  launch_config<NarrowTiles>, workspace_bytes<NarrowTiles>))
 
 }  // namespace worklog
