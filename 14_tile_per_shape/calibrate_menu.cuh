@@ -2,8 +2,9 @@
 // A step's calibrate tool (14's and 15's calibrate.cu) calls calibrate_main with its menu. For each
 // entry it times a few shapes made to fill the entry's own resident clusters (one wave at K = 128,
 // one, two and three at K = 512 and 4096, a wave and a half at K = 2048 and 4096, whose last half
-// 11's rule splits, and two with rows of A and B off 128-byte lines), takes the busiest cluster's work
-// on each (its slices, segments, fixup and slices off lines: the model's terms) and fits the five
+// 11's rule splits in two, a third and a quarter of a wave, whose tiles it splits in three and four,
+// and two with rows of A and B off 128-byte lines), takes the busiest cluster's work on each (its
+// slices, segments, fixup, shared fixup and slices off lines: the model's terms) and fits the six
 // prices by least squares. None of these shapes is a shape of the corpus: the model is judged on
 // shapes it was not fitted to.
 //
@@ -106,7 +107,7 @@ double time_entry(const Entry& e, Shape sh, Strides st, int iters) {
   return median_ms([&] { e.launch(p, 0); }, 3, iters, TimingMode::warm) * 1e3;
 }
 
-constexpr int prices = 5;  // Costs: launch, slice, segment, fixup, unaligned slice
+constexpr int prices = 6;  // Costs: launch, slice, segment, fixup, unaligned slice, shared fixup
 
 // The model's terms of a sample: what each price is multiplied by.
 void terms(const Work& w, double (&f)[prices]) {
@@ -115,6 +116,7 @@ void terms(const Work& w, double (&f)[prices]) {
   f[2] = double(w.segments);
   f[3] = w.fixup ? 1.0 : 0.0;
   f[4] = double(w.unaligned_slices);
+  f[5] = w.shared_fixup ? 1.0 : 0.0;
 }
 
 // The least-squares prices: the normal equations, solved by Gaussian elimination with pivoting.
@@ -128,6 +130,9 @@ Costs fit(const std::vector<Sample>& samples) {
       b[i] += f[i] * s.us;
     }
   }
+  // A term no sample has (an entry whose fixups are never shared: 12's swap kernel) is priced 0.
+  for (int i = 0; i < prices; ++i)
+    if (a[i][i] == 0.0) a[i][i] = 1.0;
   for (int c = 0; c < prices; ++c) {
     int pivot = c;
     for (int r = c + 1; r < prices; ++r)
@@ -142,12 +147,13 @@ Costs fit(const std::vector<Sample>& samples) {
       b[r] -= factor * b[c];
     }
   }
-  return {b[0] / a[0][0], b[1] / a[1][1], b[2] / a[2][2], b[3] / a[3][3], b[4] / a[4][4]};
+  return {b[0] / a[0][0], b[1] / a[1][1], b[2] / a[2][2], b[3] / a[3][3], b[4] / a[4][4], b[5] / a[5][5]};
 }
 
 const char usage[] = R"(usage: %s [--help] [--out FILE] [--iters N] [--explain MxNxK]...
 Times each entry of %s's menu on shapes that fill its resident clusters and fits the model's
-five prices (launch, per k-slice, per segment, per fixup, per k-slice off lines), in microseconds. Prints one line per entry;
+six prices (launch, per k-slice, per segment, per fixup, per k-slice off lines, per fixup shared by a
+tile's parts), in microseconds. Prints one line per entry;
 --out FILE rewrites FILE (%s) with this GPU's lines replaced.
 --iters N: timed launches per shape (median), default 15.
 --explain MxNxK: instead, for each shape given, every entry's terms, the model's time, the measured
@@ -211,7 +217,10 @@ inline int calibrate_main(int argc, char** argv, const Menu& model) {
           const tile_per_shape::Costs* c = model.costs(e);
           const double predicted = c ? tile_per_shape::predict_us(*c, w) : 0.0, measured = time_entry(e, sh, st, iters);
           std::printf("  %-16s %7lld %8lld %6s %6s %11.1f %11.1f %+6.1f%%%s\n", e.name, w.slices, w.segments,
-                      w.fixup ? "yes" : "no", w.unaligned_slices ? "yes" : "no", predicted, measured,
+                      w.shared_fixup ? "shared"
+                      : w.fixup      ? "yes"
+                                     : "no",
+                      w.unaligned_slices ? "yes" : "no", predicted, measured,
                       c ? 100.0 * (predicted / measured - 1.0) : 0.0, i == pick ? "  <- the model's pick" : "");
           std::fflush(stdout);
         }
@@ -237,7 +246,9 @@ inline int calibrate_main(int argc, char** argv, const Menu& model) {
                   {workers + workers / 2, 2048, false},
                   {workers + workers / 2, 4096, false},
                   {2LL * workers, 4096, true},
-                  {3LL * workers, 2048, true}};
+                  {3LL * workers, 2048, true},
+                  {workers / 3, 2048, false},
+                  {workers / 4, 4096, false}};
       std::vector<Sample> samples;
       for (const auto& shape : plan) {
         int m = 0, n = 0;
@@ -254,14 +265,14 @@ inline int calibrate_main(int argc, char** argv, const Menu& model) {
         worst = std::max(worst, std::fabs(tile_per_shape::predict_us(costs, s.work) - s.us) / s.us);
       std::printf(
           "%-16s %d stages, %3d clusters: launch %6.2f µs, slice %.4f µs (+%.4f off lines), segment %6.3f µs, fixup "
-          "%6.2f µs; worst fit error %.1f%%\n",
+          "%6.2f µs (+%.2f shared); worst fit error %.1f%%\n",
           e.name, e.stages, workers, costs.launch_us, costs.slice_us, costs.unaligned_slice_us, costs.segment_us,
-          costs.fixup_us, 100.0 * worst);
+          costs.fixup_us, costs.shared_fixup_us, 100.0 * worst);
       std::fflush(stdout);
       char line[512];
-      std::snprintf(line, sizeof line, "{\"%s\", %d, \"%s\", {%.4f, %.6f, %.4f, %.4f, %.6f}},\n", prop.name,
+      std::snprintf(line, sizeof line, "{\"%s\", %d, \"%s\", {%.4f, %.6f, %.4f, %.4f, %.6f, %.4f}},\n", prop.name,
                     prop.multiProcessorCount, e.name, costs.launch_us, costs.slice_us, costs.segment_us, costs.fixup_us,
-                    costs.unaligned_slice_us);
+                    costs.unaligned_slice_us, costs.shared_fixup_us);
       lines << line;
     }
     if (!out.empty()) {

@@ -128,7 +128,8 @@ Work busiest_cluster(const stream_k::Plan& plan, Strides strides) {
 
 template <class T>
 Work work_on_this_gpu(Shape shape, Strides strides) {
-  return busiest_cluster(stream_k::plan_shape<T>(shape.m, shape.n, shape.k, stream_k::resident_clusters<T>()), strides);
+  return tile_per_shape::busiest_cluster(
+      stream_k::plan_shape<T>(shape.m, shape.n, shape.k, stream_k::resident_clusters<T>()), strides);
 }
 // An entry's name, its variant's: menu_<rows>x<cols>_c<cluster>, made from the tile itself so that
 // no list spells it again (calibration.inc prices entries by it).
@@ -309,7 +310,12 @@ void tile_per_shape::launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t st
   worklog::launch_tiny_k(p, stream);
 }
 tile_per_shape::Work tile_per_shape::busiest_cluster(const stream_k::Plan& plan, Strides strides) {
-  return worklog::busiest_cluster(plan, strides);
+  Work work = worklog::busiest_cluster(plan, strides);
+  // More units than fixup_alone_units on a split tile (on average, where the units are dealt
+  // evenly): its parts share the fixup (schedule.cuh: fixed_up_alone).
+  const Schedule& s = plan.schedule;
+  work.shared_fixup = s.units > 0 && (long long)s.units > s.sk_tiles * s.alone_units;
+  return work;
 }
 const char* tile_per_shape::route_name(Route route) {
   switch (route) {

@@ -25,6 +25,9 @@ struct Work {
   long long segments;          // tiles or pieces of tiles it walks: a pipeline fill and a write-back each
   bool fixup;                  // the schedule splits tiles: partials, flags, sums in order
   long long unaligned_slices;  // slices whose rows of A or B start off 128 bytes (lda or ldb not a multiple of 64)
+  // Its split tiles have more parts than fixup_alone_units, which fix them up together (11's shared
+  // fixup: every part waits for all the others' flags): set by busiest_cluster below.
+  bool shared_fixup = false;
 };
 
 // One entry of the menu: a block tile of rows × cols, clusters of `cluster` blocks, `stages` stages.
@@ -39,22 +42,26 @@ struct Entry {
 };
 const std::vector<Entry>& menu();
 // The busiest worker's work under a plan of 11's schedule (each entry's `work` is this on its plan),
-// for entries of a later step whose kernels walk the same schedule (15: 12's swap kernel).
+// for entries of a later step whose kernels walk the same schedule (15: 12's swap kernel), with
+// shared_fixup where the plan's split tiles are fixed up by their parts together.
 Work busiest_cluster(const stream_k::Plan& plan, Strides strides);
 
 // The model's price of an entry on one GPU, in microseconds (calibration.inc; README.md derives it):
 // a launch costs launch_us, plus, on the busiest cluster, slice_us per k-slice, segment_us per
-// segment (a pipeline fill and a write-back), fixup_us when its schedule splits tiles, and
+// segment (a pipeline fill and a write-back), fixup_us when its schedule splits tiles,
 // unaligned_slice_us more per slice whose rows of A or B start off a 128-byte line (each TMA box row
-// then touches two lines).
+// then touches two lines), and shared_fixup_us more when the parts of a split tile fix it up
+// together. A calibration of five prices (14's of an H100) leaves the last at 0.
 struct Costs {
   double launch_us, slice_us, segment_us, fixup_us, unaligned_slice_us;
+  double shared_fixup_us = 0.0;
 };
 
 // The model: an entry's predicted time for `work`, in µs.
 inline double predict_us(const Costs& c, const Work& w) {
   return c.launch_us + double(w.slices) * c.slice_us + double(w.segments) * c.segment_us +
-         (w.fixup ? c.fixup_us : 0.0) + double(w.unaligned_slices) * c.unaligned_slice_us;
+         (w.fixup ? c.fixup_us : 0.0) + double(w.unaligned_slices) * c.unaligned_slice_us +
+         (w.shared_fixup ? c.shared_fixup_us : 0.0);
 }
 
 // The model's prices of an entry on the current GPU (calibration.inc); nullptr: never calibrated.
