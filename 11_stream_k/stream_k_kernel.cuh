@@ -115,7 +115,8 @@ __device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std
 // Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64nNk16 (N =
 // block_tile_n: 256 in this step), each this warpgroup's 64 rows of the A tile (K-major, 128-byte
 // swizzled rows of 64 k) times 16 rows of the B tile (MN-major: 64-column boxes of 128-byte rows,
-// b_box_bytes apart), into acc, from the stage's descriptors (stage_descriptors). k-step kk lies 32
+// b_box_bytes apart), into acc, from the stage's descriptors (the kernel's a_desc0 and b_desc0, one
+// stage further each stage). k-step kk lies 32
 // bytes further into each row of A and 16 rows of 128 bytes further into B: an addition to the
 // descriptors' start address, in 16-byte units, which nothing carries out of (shared memory is below
 // 256 KiB). With a narrow tile a wgmma is little tensor-core work, and the instructions around it
@@ -129,21 +130,6 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], st
   for (int kk = 0; kk < L::block_tile_k / wgmma_k; ++kk)
     wgmma_m64nk16<L::block_tile_n, 0, 1>(acc, a_desc + (kk * wgmma_k * 2 >> 4),
                                          b_desc + (kk * wgmma_k * swizzle_bytes >> 4));  // A K-major, B MN-major
-}
-
-// The descriptors of stage 0 for one consumer warpgroup; stage s's lie s · stage_bytes further.
-//   A: this consumer's 64 rows (64 · 128 bytes further); the leading offset is unused with this
-//      swizzle, the stride is one 8-row atom.
-//   B: the leading offset is the distance from one 64-column box to the next, the stride one atom of
-//      8 k-rows.
-struct StageDescriptors {
-  std::uint64_t a, b;
-};
-template <class L>
-__device__ __forceinline__ StageDescriptors stage_descriptors(const unsigned char* a_tile0,
-                                                              const unsigned char* b_tile0, int consumer) {
-  return {matrix_descriptor(a_tile0 + consumer * wgmma_m * swizzle_bytes, 16, swizzle_atom_bytes),
-          matrix_descriptor(b_tile0, L::b_box_bytes, swizzle_atom_bytes)};
 }
 
 // ---- Write back -----------------------------------------------------------------------------------
@@ -363,7 +349,13 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // by the staged epilogue.
     Fixup<cluster_size, L::consumers, L::float4s, 4, FlagWait> fixup(consumer, barrier);
 
-    const StageDescriptors stage0 = stage_descriptors<L>(a_tile(0), b_tile(0), consumer);
+    // Stage 0's descriptors; stage s's lie s · stage_bytes further. A: this consumer's 64 rows (64 ·
+    // 128 bytes further), the leading offset unused with this swizzle, the stride one 8-row atom. B:
+    // the leading offset is the distance from one 64-column box to the next, the stride one atom of
+    // 8 k-rows.
+    const std::uint64_t a_desc0 =
+        matrix_descriptor(a_tile(0) + consumer * wgmma_m * swizzle_bytes, 16, swizzle_atom_bytes);
+    const std::uint64_t b_desc0 = matrix_descriptor(b_tile(0), L::b_box_bytes, swizzle_atom_bytes);
     constexpr std::uint64_t stage_step = L::stage_bytes >> 4;  // from one stage's descriptors to the next
     int slice = 0;
     unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
@@ -378,7 +370,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // LAB BEGIN wait_full [hard, repeats 09 10]
         mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
         // LAB END
-        multiply_stage<L>(acc, stage0.a + stage * stage_step, stage0.b + stage * stage_step);
+        multiply_stage<L>(acc, a_desc0 + stage * stage_step, b_desc0 + stage * stage_step);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);

@@ -566,7 +566,7 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
 // Whether a shape runs at this width on tiles of 64 columns (NarrowTiles) rather than the
 // configuration's 128: where both split every tile in a cluster, the narrow tiles keep at least as
 // many SMs busy, and each of their tiles still has two k-parts or more. The same SMs then stream B,
-// and each tile's sum adds half as many parts (README.md: the tile's columns, measured). 4096 columns
+// and each tile's sum adds half as many parts (README.md: narrower tiles, measured). 4096 columns
 // on 132 SMs: 32 tiles in 4 parts, or 64 tiles in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs
 // against 80 × 1, which stays at 128 columns.
 template <class Variant, int width>
@@ -577,10 +577,20 @@ bool narrow_pays(int m, int n, int k) {
     const ClusterSplit wide = cluster_split_of<Variant, width>(m, n, k);
     const ClusterSplit narrow = cluster_split_of<NarrowTiles, width>(m, n, k);
     if (wide.parts == 0 || narrow.parts < 2) return false;
-    const long long rows = ceil_div(m, width);
-    return rows * ceil_div(n, NarrowTiles::block_tile_n) * narrow.parts >=
-           rows * ceil_div(n, Variant::block_tile_n) * wide.parts;
+    // Busy SMs: tiles × parts (the tiles' rows, ⌈m / width⌉, are the same for both).
+    return ceil_div(n, NarrowTiles::block_tile_n) * narrow.parts >= ceil_div(n, Variant::block_tile_n) * wide.parts;
   }
+}
+
+// Calls f(width, tile) with the width M picks (with_width) and, in tile::type, the configuration
+// whose block tile narrow_pays picks (Variant or NarrowTiles): the launch, the chained launch and the
+// workspace all ask this function, so they agree on the kernel.
+template <class Variant, class F>
+decltype(auto) with_tile(Shape s, F&& f) {
+  return with_width(s.m, [&](auto width) {
+    if (narrow_pays<Variant, width>(s.m, s.n, s.k)) return f(width, std::common_type<NarrowTiles>{});
+    return f(width, std::common_type<Variant>{});
+  });
 }
 
 // The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
@@ -607,10 +617,8 @@ std::size_t swapped_workspace_at(Shape shape, Strides strides) {
 }
 template <class Variant>
 std::size_t swapped_workspace_bytes(Shape shape, Strides strides) {
-  return with_width(shape.m, [&](auto width) {
-    if (narrow_pays<Variant, width>(shape.m, shape.n, shape.k))
-      return swapped_workspace_at<NarrowTiles, width>(shape, strides);
-    return swapped_workspace_at<Variant, width>(shape, strides);
+  return with_tile<Variant>(shape, [&](auto width, auto tile) {
+    return swapped_workspace_at<typename decltype(tile)::type, width>(shape, strides);
   });
 }
 
@@ -669,13 +677,11 @@ void launch_swapped_at(const GemmProblem<__half>& p, cudaStream_t stream) {
       return launch_kernel(std::true_type{});
   launch_kernel(std::false_type{});
 }
-// ... and at the width M picks, on the tile narrow_pays picks.
+// ... and at the width and tile with_tile picks.
 template <class Variant, bool chained = false>
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
-  with_width(p.m, [&](auto width) {
-    if constexpr (Variant::narrow_where_it_pays)
-      if (narrow_pays<Variant, width>(p.m, p.n, p.k)) return launch_swapped_at<NarrowTiles, width, chained>(p, stream);
-    launch_swapped_at<Variant, width, chained>(p, stream);
+  with_tile<Variant>(shape_of(p), [&](auto width, auto tile) {
+    launch_swapped_at<typename decltype(tile)::type, width, chained>(p, stream);
   });
 }
 
