@@ -19,16 +19,23 @@
 // outputs are not compared with each other: over 4·layers GEMMs and normalizations, differences of
 // rounding grow to the size of the values.)
 //
+// The timeline (--timeline FILE): one run of each graph with every kernel's start and end as the GPU
+// stamps them (CUPTI, kernel_timestamps.hpp), a row per link of the chain (a GEMM, the kernel after
+// it): where a chain's time goes. The weights (GBs) never fit in L2, so each layer's come from DRAM in that run
+// too.
+//
 // Usage: 12_swap_ab_chain [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only]
-// [--csv FILE]. Exit codes as every program of the worklog (common/exit_codes.hpp): 0, 1 (the check
+// [--csv FILE] [--timeline FILE]. Exit codes as every program of the worklog (common/exit_codes.hpp): 0, 1 (the check
 // failed), 2 (bad argument), 3 (the weights do not fit), 4 (not compute capability 9.0), 5 (CUDA
-// error), 77 (no usable CUDA device).
+// error), 6 (--timeline without CUPTI), 77 (no usable CUDA device).
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -46,6 +53,7 @@
 #include "failure.hpp"
 #include "harness_timing.hpp"
 #include "hopper.cuh"
+#include "kernel_timestamps.hpp"
 #include "kernel_utils.cuh"  // LaunchConfig
 #include "tool_cli.hpp"
 
@@ -65,46 +73,79 @@ enum class Between { first_columns, swiglu };
 struct BlockGemm {
   const char* name;
   int n, k;
-  Between then;  // how its output becomes the next GEMM's input...
-  int next_k;    // ...of next_k columns
+  Between then;            // how its output becomes the next GEMM's input...
+  int next_k;              // ...of next_k columns
+  const char* after_name;  // what the kernel after it stands for (the timeline's link)
 };
 constexpr BlockGemm block_gemms[4] = {
-    {"qkv", qkv_columns, hidden, Between::first_columns, hidden},  // attention's stand-in: q's columns
-    {"o", hidden, hidden, Between::first_columns, hidden},         // the residual's stand-in
-    {"gate_up", 2 * ffn, hidden, Between::swiglu, ffn},
-    {"down", hidden, ffn, Between::first_columns, hidden},  // the next block's input
+    {"qkv", qkv_columns, hidden, Between::first_columns, hidden, "attention"},  // q's columns
+    {"o", hidden, hidden, Between::first_columns, hidden, "residual"},
+    {"gate_up", 2 * ffn, hidden, Between::swiglu, ffn, "swiglu"},
+    {"down", hidden, ffn, Between::first_columns, hidden, "next_input"},  // the next block's input
 };
 
-constexpr int between_threads = 256;
+// The kernels between GEMMs are part of the chain's time (the timeline shows how much), so they are
+// written to take as little as a model's would: one block a row, every thread's loads issued at once
+// and its values kept in registers for the one pass that scales them.
+constexpr int between_threads = 1024;  // a row's loads all in flight
+constexpr int between_vectors = 4;     // float4s of the output row a thread holds: up to 16384 columns
+constexpr bool between_fits(const BlockGemm& b) {
+  const int next_k = b.next_k, output_columns = b.n;
+  return next_k % 4 == 0 && output_columns % 4 == 0 && next_k <= between_threads * between_vectors * 4 &&
+         (b.then == Between::swiglu ? 2 * next_k <= output_columns : next_k <= output_columns);
+}
+static_assert(between_fits(block_gemms[0]) && between_fits(block_gemms[1]) && between_fits(block_gemms[2]) &&
+                  between_fits(block_gemms[3]),
+              "between_threads, between_vectors: each next input's row in float4s, all in registers");
+
+// The sum of a value over the block, the same in every thread: a fixed tree of shuffles in each warp,
+// then one over the warps' sums (the same bits in every run).
+__device__ float block_sum(float value) {
+  __shared__ float warp_sums[between_threads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = value;
+  __syncthreads();
+  value = warp_sums[threadIdx.x % 32];
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
 
 // One block per row: out[row][j] = v_j / rms(v), v_j the FP32 value at column j (or silu(gate)·up).
-// The sum of squares adds each thread's strided elements in order, then a fixed tree: the same
-// result in every run. Chained, the kernel lets the next one start at once and waits for the GEMM
-// before it (programmatic dependent launch); otherwise both calls do nothing.
+// Chained, the kernel lets the next one start at once and waits for the GEMM before it (programmatic
+// dependent launch); otherwise both calls do nothing.
 __global__ void __launch_bounds__(between_threads)
     between_kernel(const float* c, int ldc, __half* out, int columns, Between kind, bool chained) {
+  static_assert(between_threads == 32 * 32, "block_sum: one warp sums the warps' sums");
   if (chained) {
     hopper::allow_next_grid_to_start();
     hopper::wait_for_previous_grid();
   }
   const float* row = c + (long long)blockIdx.x * ldc;
-  auto value = [&](int j) {
-    if (kind == Between::first_columns) return row[j];
-    const float gate = row[j], up = row[columns + j];
-    return gate / (1.0f + __expf(-gate)) * up;
-  };
-  __shared__ float partial[between_threads];
-  float squares = 0.0f;
-  for (int j = threadIdx.x; j < columns; j += between_threads) squares += value(j) * value(j);
-  partial[threadIdx.x] = squares;
-  __syncthreads();
-  for (int half = between_threads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
+  float4 gate[between_vectors], up[between_vectors];
+#pragma unroll
+  for (int i = 0; i < between_vectors; ++i) {  // the loads, all before the first use
+    const int j = 4 * (threadIdx.x + i * between_threads);
+    const bool inside = j < columns, swiglu = inside && kind == Between::swiglu;
+    gate[i] = inside ? *reinterpret_cast<const float4*>(row + j) : make_float4(0, 0, 0, 0);
+    up[i] = swiglu ? *reinterpret_cast<const float4*>(row + columns + j) : make_float4(0, 0, 0, 0);
   }
-  const float scale = rsqrtf(partial[0] / float(columns) + 1e-6f);
-  for (int j = threadIdx.x; j < columns; j += between_threads)
-    out[(long long)blockIdx.x * columns + j] = __float2half(value(j) * scale);
+  auto value = [&](float g, float u) { return kind == Between::swiglu ? g / (1.0f + __expf(-g)) * u : g; };
+  float squares = 0.0f;
+#pragma unroll
+  for (int i = 0; i < between_vectors; ++i) {
+    float4& v = gate[i];
+    v = make_float4(value(v.x, up[i].x), value(v.y, up[i].y), value(v.z, up[i].z), value(v.w, up[i].w));
+    squares += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+  }
+  const float scale = rsqrtf(block_sum(squares) / float(columns) + 1e-6f);
+#pragma unroll
+  for (int i = 0; i < between_vectors; ++i) {
+    const int j = 4 * (threadIdx.x + i * between_threads);
+    if (j >= columns) continue;
+    const float4 v = gate[i];
+    const __half2 pair[2] = {__floats2half2_rn(v.x * scale, v.y * scale), __floats2half2_rn(v.z * scale, v.w * scale)};
+    *reinterpret_cast<uint2*>(out + (long long)blockIdx.x * columns + j) = *reinterpret_cast<const uint2*>(pair);
+  }
 }
 
 // Seeded uniform values in [-scale, scale): a hash of the index, the same on every GPU.
@@ -256,16 +297,59 @@ bool same_bits(const std::vector<__half>& a, const std::vector<__half>& b) {
   return true;
 }
 
+// --timeline: one run of each graph, a row per link of the chain: a GEMM (its kernels: cuBLAS may run
+// two) or the kernel after it, in µs from the run's first kernel, and the time the link adds to the
+// chain: from the end of the link before to its own end. A chained link starts before the one ahead
+// of it ends; what it adds is what it did not hide. The run before it is untimed, so that no
+// first-launch work lands in it.
+void write_timeline(std::FILE* file, const char* stamp, const ChainGraph* const graphs[3], int m, const char* gpu) {
+  KernelTimestamps* timestamps = KernelTimestamps::get();
+  for (int e = 0; e < 3; ++e) {
+    graphs[e]->run();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (!timestamps->start()) throw Failure{exit_tool_missing, "--timeline: CUPTI refused to record kernels"};
+    graphs[e]->run();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<KernelSpan> spans = timestamps->stop();
+    if (spans.empty()) throw Failure{exit_tool_missing, "--timeline: CUPTI recorded no kernel"};
+    const std::uint64_t origin = spans.front().start_ns;
+    std::uint64_t previous_end = origin, start = 0, end = 0;
+    int link = 0, kernels = 0;  // link 2g: the g-th GEMM of a block; 2g + 1: the kernel after it
+    auto write_link = [&] {
+      const BlockGemm& b = block_gemms[(link / 2) % 4];
+      std::fprintf(file, "%s,\"%s\",%d,%s,%d,%s,%d,%.3f,%.3f,%.3f\n", stamp, gpu, m, engine_name(Engine(e)), link / 8,
+                   link % 2 == 0 ? b.name : b.after_name, kernels, (start - origin) * 1e-3, (end - origin) * 1e-3,
+                   (double(end) - double(previous_end)) * 1e-3);
+      previous_end = end, kernels = 0, ++link;
+    };
+    for (const KernelSpan& k : spans) {  // in start order: a GEMM's kernels, then the kernel after it
+      if (k.name.find("between_kernel") == std::string::npos) {
+        start = kernels == 0 ? k.start_ns : std::min(start, k.start_ns);
+        end = kernels == 0 ? k.end_ns : std::max(end, k.end_ns);
+        ++kernels;
+        continue;
+      }
+      if (kernels == 0) throw Failure{exit_check_failed, "--timeline: a kernel between GEMMs follows no GEMM"};
+      write_link();  // the GEMM
+      start = k.start_ns, end = k.end_ns, kernels = 1;
+      write_link();  // the kernel after it
+    }
+  }
+}
+
 const char usage[] =
     R"(usage: %s [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only] [--csv FILE]
+       [--timeline FILE]
 Runs the GEMMs of L transformer blocks at Llama-3-8B's sizes (default 32), M rows of activations
 (default 16, 1 to 128), in a CUDA graph: cuBLAS, step 12, and step 12 by programmatic dependent
 launch. Checks each GEMM of step 12 against cuBLAS on the same inputs, and that every graph equals
 its layers launched one by one, bit for bit; then (unless --check-only) times the three in alternation, N rounds
 (default 10), cold (L2 flushed before every run, the default) or warm, beside the chain's DRAM
-floor, and appends a row per chain to FILE with --csv.
+floor, and appends a row per chain to FILE with --csv. --timeline FILE: before the timing, one run of
+each graph with every kernel's start and end (CUPTI), a row per link (a GEMM, the kernel after it)
+appended to FILE.
 exit codes: 0 ok, 1 check failed, 2 bad argument, 3 the weights do not fit, 4 not compute capability 9.0,
-5 CUDA error, 77 no CUDA device
+5 CUDA error, 6 --timeline without CUPTI, 77 no CUDA device
 )";
 
 }  // namespace
@@ -275,7 +359,7 @@ int main(int argc, char** argv) {
   int m = 16, layers = 32, iters = 10;
   bool check_only = false;
   TimingMode timing = TimingMode::cold;
-  std::string csv_path;
+  std::string csv_path, timeline_path;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -302,12 +386,12 @@ int main(int argc, char** argv) {
       timing = mode == "cold" ? TimingMode::cold : TimingMode::warm;
       continue;
     }
-    if (has_value && arg == "--csv") {
-      csv_path = argv[++i];
+    if (has_value && (arg == "--csv" || arg == "--timeline")) {
+      (arg == "--csv" ? csv_path : timeline_path) = argv[++i];
       continue;
     }
-    const bool takes_value =
-        arg == "--m" || arg == "--layers" || arg == "--iters" || arg == "--timing" || arg == "--csv";
+    const bool takes_value = arg == "--m" || arg == "--layers" || arg == "--iters" || arg == "--timing" ||
+                             arg == "--csv" || arg == "--timeline";
     return tool::unknown_argument(program, argv[i], takes_value && !has_value);
   }
   if (const auto refused = refuse_without_device(program)) return *refused;
@@ -325,6 +409,9 @@ int main(int argc, char** argv) {
     // element is of the order of the values. Running them also does every launch's one-time work
     // (module loading, attributes) outside the captures. Then cuBLAS's one by one, for its graph.
     DeviceBuffer<float> expected(std::size_t(m) * 2 * ffn);
+    // Zeros first: compute-sanitizer's initcheck does not see cuBLAS's kernels write it (nor their split-K
+    // partials), and would report its copy to the host.
+    CUDA_CHECK(cudaMemset(expected.data(), 0, expected.size() * sizeof(float)));
     double worst = 0;
     int worst_gemm = -1, gemm = 0;
     chain.enqueue(Engine::step, cublas.get(), nullptr, [&](const GemmProblem<__half>& p) {
@@ -364,6 +451,25 @@ int main(int argc, char** argv) {
       return exit_check_failed;
     }
     if (check_only) return exit_ok;
+    char stamp[32];  // the time of the rows this process writes
+    const std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    if (!timeline_path.empty()) {
+      if (!KernelTimestamps::get()) {
+        std::fprintf(stderr, "%s: error: --timeline needs CUPTI (libcupti), which cannot be loaded here\n",
+                     program.c_str());
+        return exit_tool_missing;
+      }
+      const bool fresh = !std::ifstream(timeline_path).good();
+      std::FILE* file = std::fopen(timeline_path.c_str(), "a");
+      if (!file) {
+        std::fprintf(stderr, "%s: error: cannot write %s\n", program.c_str(), timeline_path.c_str());
+        return exit_bad_argument;
+      }
+      if (fresh) std::fprintf(file, "timestamp,gpu,m,engine,block,link,kernels,start_us,end_us,adds_us\n");
+      write_timeline(file, stamp, graphs, m, prop.name);
+      std::fclose(file);
+    }
 
     // The timing: the three graphs in alternation, each behind its cover (harness_timing.hpp).
     const double read_rate = measure_dram_read_rate(dram_read_bytes, 5);
@@ -386,9 +492,6 @@ int main(int argc, char** argv) {
                      "timestamp,gpu,m,layers,engine,ms,floor_ms,floor_fraction,speedup_over_cublas,timing,timer,"
                      "sm_mhz_before,sm_mhz_after,clock_fell,dram_read_gbps\n");
     }
-    char stamp[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     for (int e = 0; e < 3; ++e) {
       const double ms = t.ms[e];
       std::printf("%-20s %8.3f ms  %5.1f%% of the floor's speed  %.2fx cuBLAS\n", engine_name(Engine(e)), ms,
