@@ -23,8 +23,8 @@
 //     no round trip through a workspace in L2, no flags. Otherwise a split tile is fixed up through
 //     the workspace, in a fixed order, by the unit holding its slice 0 (11's fixup).
 //   - Where the tiles are so few that each is cut in k anyway (4096 columns), tiles of 64 columns
-//     (one consumer warpgroup, NarrowTiles) keep as many SMs busy with half the k-parts to add up:
-//     the launch takes them there (narrow_pays).
+//     (one consumer warpgroup, NarrowTiles) keep as many SMs busy with half the k-parts to add up
+//     (at 6144 columns and K up to 4096, none): the launch takes them there (narrow_pays).
 //   - No multicast: A is a few KiB per slice, and L2 serves it to every block; B is read once.
 //   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
 //     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
@@ -83,7 +83,8 @@ struct Config {
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
-  static constexpr bool narrow_where_it_pays = true;  // 64-column tiles where they keep as many SMs busy (narrow_pays)
+  static constexpr bool narrow_where_it_pays = true;   // 64-column tiles where they keep as many SMs busy (narrow_pays)
+  static constexpr int narrow_whole_max_k_tiles = 64;  // ...and whole narrow tiles up to this many slices (narrow_pays)
 };
 
 // The same kernel with block tiles of 64 columns: one consumer warpgroup, twice the tiles, half the
@@ -564,11 +565,12 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
 }
 
 // Whether a shape runs at this width on tiles of 64 columns (NarrowTiles) rather than the
-// configuration's 128: where both split every tile in a cluster, the narrow tiles keep at least as
-// many SMs busy, and each of their tiles still has two k-parts or more. The same SMs then stream B,
-// and each tile's sum adds half as many parts (README.md: narrower tiles, measured). 4096 columns
-// on 132 SMs: 32 tiles in 4 parts, or 64 tiles in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs
-// against 80 × 1, which stays at 128 columns.
+// configuration's 128: where both split every tile in a cluster and the narrow tiles keep at least as
+// many SMs busy, each of their tiles then has half as many k-parts to add (README.md: narrower tiles,
+// measured). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles in 2, 128 SMs either way;
+// 5120: 40 × 3 = 120 SMs against 80 × 1, which stays at 128 columns. Where the narrow tiles would not
+// be split at all (6144 columns: 48 tiles in 2 parts, or 96 whole), they take twice the slices of
+// half the size in place of the cluster's sum: that pays only up to narrow_whole_max_k_tiles slices.
 template <class Variant, int width>
 bool narrow_pays(int m, int n, int k) {
   if constexpr (!Variant::narrow_where_it_pays || !has_cluster_split<Variant, width>) {
@@ -576,7 +578,8 @@ bool narrow_pays(int m, int n, int k) {
   } else {
     const ClusterSplit wide = cluster_split_of<Variant, width>(m, n, k);
     const ClusterSplit narrow = cluster_split_of<NarrowTiles, width>(m, n, k);
-    if (wide.parts == 0 || narrow.parts < 2) return false;
+    if (wide.parts == 0 || narrow.parts == 0) return false;
+    if (narrow.parts == 1 && narrow.k_tiles > Variant::narrow_whole_max_k_tiles) return false;
     // Busy SMs: tiles × parts (the tiles' rows, ⌈m / width⌉, are the same for both).
     return ceil_div(n, NarrowTiles::block_tile_n) * narrow.parts >= ceil_div(n, Variant::block_tile_n) * wide.parts;
   }
