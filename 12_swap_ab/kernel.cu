@@ -136,6 +136,8 @@ struct Layout : Config {
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(stream_k::check_policy<Config>());
   static_assert(Config::max_cluster >= 1 && Config::max_cluster <= 8, "max_cluster must be 1 to 8 (portable clusters)");
+  static_assert(Config::narrow_whole_max_k_tiles >= 0,
+                "narrow_whole_max_k_tiles must be at least 0 (0: narrow tiles only where they split in k)");
   // reduce_in_cluster leaves each consumer's partial (groups float4 a thread) over the stages.
   static_assert(consumers * groups * warpgroup_threads * 16 <= stages * stage_bytes,
                 "the partials of a cluster split must fit in the stages' shared memory");
@@ -565,12 +567,13 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
 }
 
 // Whether a shape runs at this width on tiles of 64 columns (NarrowTiles) rather than the
-// configuration's 128: where both split every tile in a cluster and the narrow tiles keep at least as
-// many SMs busy, each of their tiles then has half as many k-parts to add (README.md: narrower tiles,
-// measured). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles in 2, 128 SMs either way;
-// 5120: 40 × 3 = 120 SMs against 80 × 1, which stays at 128 columns. Where the narrow tiles would not
-// be split at all (6144 columns: 48 tiles in 2 parts, or 96 whole), they take twice the slices of
-// half the size in place of the cluster's sum: that pays only up to narrow_whole_max_k_tiles slices.
+// configuration's 128: where both run every tile in one wave (the cluster kernel) and the narrow
+// tiles keep at least as many SMs busy, each of their tiles then has half as many k-parts to add
+// (README.md: narrower tiles, measured). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles
+// in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs against 80 × 1, which stays at 128 columns.
+// Where the narrow tiles would not be split at all (6144 columns: 48 tiles in 2 parts, or 96
+// whole), they take twice the slices of half the size in place of the cluster's sum: that pays
+// only up to narrow_whole_max_k_tiles slices.
 template <class Variant, int width>
 bool narrow_pays(int m, int n, int k) {
   if constexpr (!Variant::narrow_where_it_pays || !has_cluster_split<Variant, width>) {
