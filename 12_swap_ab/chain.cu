@@ -51,6 +51,7 @@
 #include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "failure.hpp"
+#include "gemm_data.hpp"  // fill_uniform
 #include "harness_timing.hpp"
 #include "hopper.cuh"
 #include "kernel_timestamps.hpp"
@@ -83,6 +84,10 @@ constexpr BlockGemm block_gemms[4] = {
     {"gate_up", 2 * ffn, hidden, Between::swiglu, ffn, "swiglu"},
     {"down", hidden, ffn, Between::first_columns, hidden, "next_input"},  // the next block's input
 };
+
+// The chain's inputs (common/gemm_data.hpp's generator): stream 0 the first block's input, stream
+// 1 + 4·block + g the weights of the block's GEMM g.
+constexpr std::uint64_t chain_seed = 12;
 
 // The kernels between GEMMs are part of the chain's time (the timeline shows how much), so they are
 // written to take as little as a model's would: one block a row, every thread's loads issued at once
@@ -148,16 +153,6 @@ __global__ void __launch_bounds__(between_threads)
   }
 }
 
-// Seeded uniform values in [-scale, scale): a hash of the index, the same on every GPU.
-__global__ void fill_kernel(__half* data, long long count, unsigned seed, float scale) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-       i += (long long)gridDim.x * blockDim.x) {
-    unsigned h = unsigned(i) * 2654435761u ^ unsigned(i >> 32) * 40503u ^ seed * 2246822519u;
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-    data[i] = __float2half((float(h >> 8) / 16777216.0f * 2.0f - 1.0f) * scale);
-  }
-}
-
 // ---- The chain ---------------------------------------------------------------------------------------
 
 enum class Engine { cublas, step, step_chained };
@@ -173,9 +168,8 @@ class Chain {
         const BlockGemm& b = block_gemms[g];
         weights_.emplace_back(std::size_t(b.n) * b.k);
         // Uniform in ±sqrt(3 / K): each output's variance is its input's.
-        fill_kernel<<<1024, 256>>>(weights_.back().data(), (long long)b.n * b.k, 1000u + 4u * l + g,
-                                   std::sqrt(3.0f / float(b.k)));
-        CUDA_CHECK(cudaGetLastError());
+        fill_uniform(weights_.back().data(), (long long)b.n * b.k, chain_seed, 1 + 4 * l + g,
+                     std::sqrt(3.0f / float(b.k)));
       }
     for (int g = 0; g < 4; ++g) {
       outputs_.emplace_back(std::size_t(m) * block_gemms[g].n);
@@ -185,8 +179,7 @@ class Chain {
                                              ": a graph replays its launch numbers (schedule.cuh's epochs)"};
     }
     first_input_ = DeviceBuffer<__half>(std::size_t(m) * hidden);
-    fill_kernel<<<256, 256>>>(first_input_.data(), (long long)m * hidden, 7u, 1.0f);
-    CUDA_CHECK(cudaGetLastError());
+    fill_uniform(first_input_.data(), (long long)m * hidden, chain_seed, 0, 1.0f);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 

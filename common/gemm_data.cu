@@ -39,6 +39,13 @@ __global__ void fill_uniform(T* x, long long rows, long long cols, long long ld,
   }
 }
 
+// `count` packed elements, each scale × the random value of its index.
+__global__ void fill_uniform_scaled(__half* x, long long count, std::uint64_t seed, std::uint64_t stream, float scale) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x)
+    x[i] = __float2half(scale * uniform_pm1(seed, stream, std::uint64_t(i)));
+}
+
 // NaN in the matrix, `gap` between its rows.
 __global__ void fill_nan(float* x, long long rows, long long cols, long long ld, float gap) {
   const std::size_t count = std::size_t(strided_elements(rows, cols, ld));
@@ -228,6 +235,11 @@ std::vector<float> GemmData<Input>::host_output() const {
 }
 
 // The two input types the worklog uses.
+void fill_uniform(__half* x, long long count, std::uint64_t seed, std::uint64_t stream, float scale) {
+  fill_uniform_scaled<<<fill_blocks, fill_threads>>>(x, count, seed, stream, scale);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 template class GemmData<float>;
 template class GemmData<__half>;
 

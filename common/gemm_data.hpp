@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <vector>
@@ -24,6 +25,11 @@ struct CheckResult {
   long long first_bad_row = -1, first_bad_col = -1;  // smallest linear index that failed
   float expected = 0, obtained = 0;                  // at that element
 };
+
+// Seeded values uniform in [-scale, scale) into `count` packed FP16 elements: the generator of
+// GemmData's inputs (independent streams of one seed, the same values whatever the GPU), for tools
+// that build inputs of their own (12's chain of layers). On the default stream.
+void fill_uniform(__half* x, long long count, std::uint64_t seed, std::uint64_t stream, float scale);
 
 // Seeded random A and B, the initial C (random, or NaN to prove that beta == 0 does not read it),
 // the step's output C, and with the reference on, cuBLAS's result and the bound matrix |A|·|B|
