@@ -116,11 +116,11 @@ __device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std
 // block_tile_n: 256 in this step), each this warpgroup's 64 rows of the A tile (K-major, 128-byte
 // swizzled rows of 64 k) times 16 rows of the B tile (MN-major: 64-column boxes of 128-byte rows,
 // b_box_bytes apart), into acc, from the stage's descriptors (the kernel's a_desc0 and b_desc0, one
-// stage further each stage). k-step kk lies 32
-// bytes further into each row of A and 16 rows of 128 bytes further into B: an addition to the
-// descriptors' start address, in 16-byte units, which nothing carries out of (shared memory is below
-// 256 KiB). With a narrow tile a wgmma is little tensor-core work, and the instructions around it
-// set the pace. The caller commits the group and waits for it.
+// stage further each stage). k-step kk lies 32 bytes further into each row of A and 16 rows of 128
+// bytes further into B: an addition to the descriptors' start address, in 16-byte units, which
+// nothing carries out of (shared memory is below 256 KiB). With a narrow tile a wgmma is little
+// tensor-core work, and the instructions around it set the pace. The caller commits the group and
+// waits for it.
 template <class L>
 __device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], std::uint64_t a_desc,
                                                std::uint64_t b_desc) {
