@@ -71,6 +71,7 @@ inline std::vector<Case> test_cases() {
       {9, 264, 8200},     // width 16: 3 tiles of 129 slices over every unit
       {25, 1032, 8200},   // width 32: 9 tiles in 14 parts; the fixup adds 2 units' partials a batch, then 1
       {16, 4096, 4096},   // a decode layer: 32 tiles of 64 slices
+      {5, 6136, 264},     // width 8: 96 whole tiles of 64 columns, the last of 56 (narrow_pays, K ≤ 4096)
       {100, 1000, 3000},  // width 128, a partial last tile of columns
       {128, 520, 2056},   // width 128, full
       {129, 264, 1032},   // width 256
