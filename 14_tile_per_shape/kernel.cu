@@ -311,10 +311,11 @@ void tile_per_shape::launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t st
 }
 tile_per_shape::Work tile_per_shape::busiest_cluster(const stream_k::Plan& plan, Strides strides) {
   Work work = worklog::busiest_cluster(plan, strides);
-  // More units than fixup_alone_units on a split tile (on average, where the units are dealt
-  // evenly): its parts share the fixup (schedule.cuh: fixed_up_alone).
+  // A split tile that its units do not fix up alone (schedule.cuh: fixed_up_alone, more units than
+  // fixup_alone_units): its parts share the fixup, each waiting for all the others' flags.
   const Schedule& s = plan.schedule;
-  work.shared_fixup = s.units > 0 && (long long)s.units > s.sk_tiles * s.alone_units;
+  for (long long tile = 0; s.units > 0 && tile < s.sk_tiles && !work.shared_fixup; ++tile)
+    work.shared_fixup = !s.fixed_up_alone(tile);
   return work;
 }
 const char* tile_per_shape::route_name(Route route) {
