@@ -2,7 +2,8 @@
 """The course lab kit: student copies made from the solutions, and a grader. Instructors: see
 lab/README.md. Python standard library only.
 
-    python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR]
+    python3 lab/lab.py release --steps 02,04 --out DIR [--keep 05] [--rubric FILE] [--source DIR] [--key DIR]
+    python3 lab/lab.py key --steps 02,04 --out DIR [--source DIR]
     python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR] [--level L]
                              [--handed-out STEPS] [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
                              [--no-gpu]
@@ -33,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labkit import exit_codes, grading, release, report  # noqa: E402
+from labkit import course, exit_codes, grading, release, report  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
 from labkit import markers  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
@@ -95,6 +96,9 @@ def parse_args(argv):
     rel.add_argument("--level", default=markers.DEFAULT_LEVEL, choices=markers.LEVELS,
                      help="difficulty: the regions of this level and easier ones become TODOs (default "
                           f"{markers.DEFAULT_LEVEL}; `check` prints the lines each level asks for)")
+    rel.add_argument("--key", type=Path,
+                     help="also write the instructor's key (KEY.md: the answers the copy leaves out) into this "
+                          "folder, which must not be inside --out")
     rel.add_argument("--keep", default="",
                      help="later steps to copy as they are (by default every step after the first one handed out "
                           "is left out: its code carries the solutions); the leak check still applies")
@@ -122,6 +126,12 @@ def parse_args(argv):
                        help="grade without a GPU: only the TODOs changed, no foreign kernel, the build and the "
                             "host tests; the GPU parts are marked as not run")
 
+    key = commands.add_parser("key", help="write the instructor's key of the steps: the answers a release leaves out")
+    key.add_argument("--steps", required=True, help="steps: 02,04 or all")
+    key.add_argument("--out", required=True, type=Path, help="folder for KEY.md (not a student copy)")
+    key.add_argument("--source", type=existing_folder, default=REPOSITORY,
+                     help="tree with the course files and READMEs (default: this repository)")
+
     collect = commands.add_parser("collect", help="one CSV for the class from a folder of gradings")
     collect.add_argument("--grades", required=True, type=existing_folder,
                          help="folder whose subfolders are grade --out folders (one per student)")
@@ -142,6 +152,10 @@ def command_release(args):
     keep = resolve_steps(source, args.keep, require_regions=False) if args.keep.strip() else []
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         raise UsageError(f"--out {args.out} exists and is not an empty folder")
+    if args.key is not None:
+        key_dir, out_dir = args.key.resolve(), args.out.resolve()
+        if key_dir == out_dir or out_dir in key_dir.parents:
+            raise UsageError(f"--key {args.key} is inside --out {args.out}: the key must not go to the students")
     try:
         plan = release.release(source, steps, args.out, rubric, keep, level=args.level)
     except release.LeakError as e:
@@ -159,8 +173,28 @@ def command_release(args):
         return fail(f"{e}; nothing was written ({hint} so that no solution is left outside the regions)",
                     exit_codes.EXIT_CHECK_FAILED)
     withheld = f"; left out, as later steps: {', '.join(plan.withheld)}" if plan.withheld else ""
-    print(f"wrote {args.out}: {len(plan.paths) + 2} files; {len(plan.regions)} region(s) replaced by TODOs in "
-          + ", ".join(steps) + f" (level {plan.level})" + withheld + "; instructions for students in LAB.md")
+    written = len(set(plan.paths) | {Path(p) for p in plan.replaced()}) + 1
+    print(f"wrote {args.out}: {written} files; {len(plan.regions)} region(s) replaced by TODOs in "
+          + ", ".join(steps) + f" (level {plan.level})" + withheld + "; instructions for students in LAB.md, "
+          "a handout per step in lab/handouts/")
+    if args.key is not None:
+        write_key(source, steps, args.key)
+    return exit_codes.EXIT_OK
+
+
+def write_key(source, steps, folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    text = course.key_markdown(source, steps, release.source_commit(source))
+    (folder / course.KEY_FILE).write_text(text, encoding="utf-8")
+    print(f"wrote {folder / course.KEY_FILE}: the instructor's key of {', '.join(steps)} (keep it from the students)")
+
+
+def command_key(args):
+    source = args.source.resolve()
+    steps = resolve_steps(source, args.steps)
+    if released_steps(source):
+        raise UsageError(f"{source} is a student copy: its course files and answers are not in it")
+    write_key(source, steps, args.out)
     return exit_codes.EXIT_OK
 
 
@@ -368,7 +402,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return {"release": command_release, "grade": command_grade, "check": command_check,
-                "collect": command_collect}[args.command](args)
+                "collect": command_collect, "key": command_key}[args.command](args)
     except UsageError as e:
         return fail(str(e), exit_codes.EXIT_BAD_ARGUMENT)
     except MarkerError as e:

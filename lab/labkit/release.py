@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import exit_codes, markers, tokens
+from . import course, exit_codes, markers, tokens
 from .rubric import sizes_text
 from .steps import SOURCE_SUFFIXES
 from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, check_repeats, discover_steps, later_steps,
@@ -153,12 +153,23 @@ class Plan:
         self.regions = [r for files in self.kernels.values() for _, rs, _ in files.values() for r in rs]
         hopper = [s for s in steps if s in registered and registered[s].hopper]
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
+        self.handouts = handouts(self.root, self.kernels, rubric, self.level)
+        # The handed-out steps' READMEs without their folded answers (course.py): those go to the key.
+        self.readmes = {}
+        for step in self.kernels:
+            readme = self.root / step / "README.md"
+            if readme.is_file():
+                text, answers = course.split_readme(readme.read_text(encoding="utf-8"))
+                if answers:
+                    self.readmes[f"{step}/README.md"] = text
 
     def replaced(self):
         """{relative path: text} of the files that differ from the tree: kernels, the CMake files
         that list the steps left out, and LAB.md."""
         files = {path: text for step_files in self.kernels.values() for path, (text, _, _) in step_files.items()}
         files.update(self.cmake)
+        files.update(self.handouts)
+        files.update(self.readmes)
         files["LAB.md"] = self.guide
         return files
 
@@ -181,6 +192,24 @@ class Plan:
                 "handout": {path: {
                     "lines": text.splitlines(), "todos": [[line, len(region.todo_lines())] for line, region in todos]}
                     for step_files in self.kernels.values() for path, (text, _, todos) in step_files.items()}}
+
+
+def handouts(root, kernels, rubric, level):
+    """{lab/handouts/<step>.md: its text} for each handed-out step (course.py): from the step's course
+    file, or from the template alone."""
+    written = {}
+    for step, step_files in kernels.items():
+        readme = Path(root) / step / "README.md"
+        readme_text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        todos = []
+        for path, (_, _, found) in step_files.items():
+            for line, region in found:
+                where = f"`{path}`, line {line}"
+                todos.append((where, " ".join(region.instruction)))
+        text = course.handout_markdown(root, step, step_title(root, step), course.load_course(root, step), rubric,
+                                       list(step_files), todos, level, readme_text)
+        written[(course.HANDOUTS / f"{step}.md").as_posix()] = text
+    return written
 
 
 def step_title(root, step):
@@ -236,6 +265,9 @@ def lab_guide(root, kernels, rubric, withheld=(), hopper=(), level=markers.DEFAU
     for step, step_files in kernels.items():
         title = step_title(root, step)
         lines.append(f"### {step}" + (f" — {title}" if title else ""))
+        lines.append("")
+        lines.append(f"Start with the step's handout, [`lab/handouts/{step}.md`](lab/handouts/{step}.md) (objectives, "
+                     "reading, the task, questions, a prediction to measure, what is graded).")
         lines.append("")
         lines.append(f"Read [`{step}/README.md`]({step}/README.md), then fill in each `TODO` of "
                      + " and ".join(f"[`{path}`]({path})" for path in step_files) + ":")
@@ -352,6 +384,7 @@ def release(root, steps, out, rubric, keep=(), leak_check=True, level=markers.DE
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / path, target)
         for path, text in plan.replaced().items():
+            (staging / path).parent.mkdir(parents=True, exist_ok=True)
             (staging / path).write_text(text, encoding="utf-8")
         record = plan.record(source_commit(root))
         (staging / RELEASE_RECORD).parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,8 @@ KERNEL = "kernel.cu"
 RELEASE_RECORD = Path("lab") / "released.json"
 # Not copied into a student copy: the kit's own tests compare against the solutions; the plotting
 # scripts' tests check the published figures, not the student's code, and take minutes.
-NOT_RELEASED = (Path("lab") / "tests", Path("plots") / "tests")
+# The course's files (lab/course/) hold the answers to the handouts' questions: they go to the key.
+NOT_RELEASED = (Path("lab") / "tests", Path("plots") / "tests", Path("lab") / "course")
 # One add_worklog_step() call: its first argument is a step, the rest its options (HOPPER,
 # FALLBACK <step>, EXTRA <names>), on one line or several; a comment after it on its line goes
 # with it. The function's definition (`function(add_worklog_step step)`) and comments quoting the
