@@ -7,7 +7,7 @@ lab/README.md. Python standard library only.
     python3 lab/lab.py grade --submission DIR --steps 02,04 --out DIR [--reference DIR] [--level L]
                              [--handed-out STEPS] [--rubric FILE] [--cases FILE] [--work DIR] [--jobs N]
                              [--no-gpu]
-    python3 lab/lab.py collect --grades DIR --out FILE.csv
+    python3 lab/lab.py collect --grades DIR --out FILE.csv [--roster FILE] [--assignment NAME]
     python3 lab/lab.py check [--steps all] [--source DIR]
 
 Steps are numbers (02) or names (02_block_tiling), comma-separated, or "all" (every step with LAB
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labkit import course, exit_codes, grading, release, report  # noqa: E402
+from labkit import course, exit_codes, grading, release, report, uploads  # noqa: E402
 from labkit.cases import parse_cases  # noqa: E402
 from labkit import markers  # noqa: E402
 from labkit.markers import MarkerError  # noqa: E402
@@ -136,6 +136,16 @@ def parse_args(argv):
     collect.add_argument("--grades", required=True, type=existing_folder,
                          help="folder whose subfolders are grade --out folders (one per student)")
     collect.add_argument("--out", required=True, type=Path, help="the CSV file to write")
+    collect.add_argument("--roster", type=existing_file,
+                         help="CSV mapping each grading folder (column 'submission') to the student's name, email, "
+                              "sid, canvas_id, sis_user_id, sis_login_id, section (labkit/uploads.py)")
+    collect.add_argument("--assignment", default="GEMM lab",
+                         help="the assignment's name in the LMS file's header (Canvas: 'Name (ID)' fills an existing "
+                              "assignment; default 'GEMM lab')")
+    collect.add_argument("--gradescope", type=Path,
+                         help="Gradescope's score import file (default: beside --out, NAME.gradescope.csv)")
+    collect.add_argument("--lms", type=Path,
+                         help="the LMS gradebook import file, Canvas's CSV (default: beside --out, NAME.canvas.csv)")
 
     check = commands.add_parser("check", help="check the LAB markers, and that releasing each step leaks nothing")
     check.add_argument("--steps", default="all", help="steps to check (default: every step)")
@@ -395,6 +405,12 @@ def command_collect(args):
         writer.writeheader()
         writer.writerows(rows)
     print(f"wrote {args.out}: {len(rows)} grading(s), {len(columns)} column(s)")
+    roster = uploads.read_roster(args.roster)
+    gradescope = args.gradescope or args.out.with_name(args.out.stem + ".gradescope.csv")
+    lms = args.lms or args.out.with_name(args.out.stem + ".canvas.csv")
+    for warning in uploads.write_uploads(rows, roster, gradescope, lms, args.assignment):
+        print(f"lab.py collect: {warning}", file=sys.stderr)
+    print(f"wrote {gradescope} (Gradescope's score import) and {lms} (Canvas's gradebook import)")
     return exit_codes.EXIT_OK
 
 

@@ -147,18 +147,55 @@ class Grader:
 
     def check_todos_only(self, step, texts, handouts):
         """The first integrity check: '' when each file differs from its handout only in its TODOs
-        (texts, handouts: by relative path); else the first problem, naming its file."""
+        (texts, handouts: by relative path), or when it differs outside them in no more lines than
+        the rubric lets pass at a price (integrity.per_changed_line each; the check's status is then
+        "changed", with the lines); else the first problem, naming its file (the step is refused).
+        A file that differs as written is compared again after clang-format (integrity.py), so that
+        reformatting costs nothing; without clang-format, as written, and the report says so."""
         if handouts is None:
             self.integrity[step].append({"check": TODOS_ONLY, "status": "not run",
                                          "detail": f"{RELEASE_RECORD} has no handout of {step}"})
             return ""
-        problem = ""
-        for path, handout in handouts.items():
-            problem = integrity.changed_outside_todos(*handout, texts[path], f"{path} as handed out")
-            if problem:
-                break
-        self.integrity[step].append({"check": TODOS_ONLY, "status": "fail" if problem else "pass", "detail": problem})
-        return problem
+        problems, changed, notes = [], [], []
+        wrote = False
+        for path, (lines, todos) in handouts.items():
+            name = f"{path} as handed out"
+            wrote = wrote or [line.rstrip() for line in texts[path].splitlines()] != [line.rstrip() for line in lines]
+            problem = integrity.changed_outside_todos(lines, todos, texts[path], name)
+            if not problem:
+                continue
+            tool = integrity.clang_format_tool()
+            found = None
+            if tool is not None:
+                found, lines_changed = integrity.compare_formatted(lines, todos, texts[path], self.reference / path,
+                                                                   tool, name)
+            if found is None:
+                notes.append("clang-format " + ("is not installed" if tool is None else "failed") + ": compared as "
+                             "written, formatting included")
+                problems.append(problem)
+                changed.append({"path": path, "line": None, "handout": None, "submission": None, "note": problem,
+                                "uncounted": True})
+            elif found == "":
+                notes.append(f"{path} is reformatted: the same code as the handout after clang-format")
+            else:
+                problems.append(found)
+                changed += [dict(change, path=path) for change in lines_changed]
+        record = {"check": TODOS_ONLY, "wrote_code": wrote}
+        policy = self.rubric.get("integrity", {})
+        limit, price = policy.get("refuse_above_lines", 0), policy.get("per_changed_line", 0)
+        counted = not any(c.get("uncounted") for c in changed)
+        if not problems:
+            record.update(status="pass", detail="; ".join(notes))
+        elif counted and len(changed) <= limit:
+            record.update(status="changed", changed_lines=changed,
+                          detail=f"{len(changed)} line(s) changed outside the TODOs ({price:g} points each): "
+                                 + integrity.describe_changes(changed) + ("; " + "; ".join(notes) if notes else ""))
+        else:
+            why = (f"{len(changed)} line(s) changed outside the TODOs, more than the rubric's {limit}: refused"
+                   if counted else "; ".join(notes))
+            record.update(status="fail", detail=f"{problems[0]} ({why})")
+        self.integrity[step].append(record)
+        return record["detail"] if record["status"] == "fail" else ""
 
     def check_own_kernels(self, build, step):
         """The second integrity check, on the compiled object: '' when it calls no foreign code."""
@@ -351,11 +388,12 @@ class Grader:
                   "reference_commit": source_commit(self.reference), "started": started, "gpu": self.gpu,
                   "rubric": self.rubric, "steps": [results[s] for s in self.steps]}
 
+        for step in runnable:  # the tests that need no GPU, in both modes (the rubric's checks)
+            results[step]["host_tests"] = self.run_host_tests(submission, self.work / "submission-tree", step)
+            passed = sum(r["status"] == "pass" for r in results[step]["host_tests"])
+            log(f"{step}: {passed} of {len(results[step]['host_tests'])} host tests pass")
         if not self.use_gpu:
             for step in runnable:
-                results[step]["host_tests"] = self.run_host_tests(submission, self.work / "submission-tree", step)
-                passed = sum(r["status"] == "pass" for r in results[step]["host_tests"])
-                log(f"{step}: {passed} of {len(results[step]['host_tests'])} host tests pass")
                 results[step]["sanitizer_note"] = "not run: graded without a GPU"
                 results[step]["performance"]["note"] = "not measured: graded without a GPU"
             return record

@@ -19,12 +19,14 @@
    by a link of its own. What it cannot see: a call through a function the reference also uses, such
    as the registry's find_step(), which steps 09 on use to hand shapes to their FALLBACK step.
 """
+import difflib
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from . import markers
+from . import exit_codes, markers
 
 # Libraries whose functions launch GPU kernels of their own, and the ways to reach one at run time.
 FOREIGN_LIBRARY = re.compile(r"^(cublas|cublasLt|cudnn|cusparse|cusolver|cufft|curand|cutensor|nvrtc|nvJitLink)"
@@ -114,6 +116,197 @@ def changed_outside_todos(handout_lines, todos, submission_text, name="the hando
                 return changed(first_line + _longest_prefix_found(block, submitted, position))
         position = found + len(block)
     return ""
+
+
+# ---- the same comparison after clang-format -----------------------------------------------------------
+#
+# A student's editor may reformat the whole file. So where the file differs from the handout as
+# written, both are formatted with the project's .clang-format (the reference tree's, found from the
+# file's path) and compared again, each line with its spacing collapsed and blank lines left out. The
+# same code, formatted otherwise, passes; what still differs is a change outside the TODOs, each line
+# of it named (changed_lines), which the rubric prices per line (rubric.json, "integrity").
+
+SENTINEL = "// lab-todo-block-{}"
+SENTINEL_LINE = re.compile(r"^\s*// lab-todo-block-(\d+)\s*$")
+
+
+def clang_format_tool():
+    """The clang-format program: $LAB_CLANG_FORMAT, else clang-format on PATH, else clang-format-NN
+    (the newest found); None when there is none (LAB_CLANG_FORMAT=none: none, on purpose)."""
+    chosen = os.environ.get("LAB_CLANG_FORMAT")
+    if chosen:
+        return None if chosen == "none" else shutil.which(chosen)
+    found = shutil.which("clang-format")
+    if found:
+        return found
+    for version in range(20, 9, -1):
+        found = shutil.which(f"clang-format-{version}")
+        if found:
+            return found
+    return None
+
+
+def formatted(text, path_in_tree, tool):
+    """`text` formatted as the file at `path_in_tree` would be (its tree's .clang-format; no
+    formatting where the tree has none); None when clang-format fails."""
+    try:
+        done = subprocess.run([tool, "--style=file", "--fallback-style=none", f"--assume-filename={path_in_tree}"],
+                              input=text, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == exit_codes.EXIT_OK else None
+
+
+UNIT = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*|\d[\w.]*|::|->|<<=|>>=|<<|>>|<=|>=|==|!=|&&"""
+                  r"""|\|\||\+\+|--|[-+*/%&|^]=|[^\s\w])""")
+
+
+def units(lines):
+    """[(unit, index of its line)]: the code's tokens, and the words of its // comments (marked, so
+    that a word is never a token); spacing, line breaks and a comment's reflow do not change them."""
+    found = []
+    for index, line in enumerate(lines):
+        sentinel = SENTINEL_LINE.match(line)
+        if sentinel:
+            found.append((f"@todo{sentinel.group(1)}", index))
+            continue
+        code, comment = line, ""
+        position = _comment_start(line)
+        if position is not None:
+            code, comment = line[:position], line[position + 2:]
+        found += [(token, index) for token in UNIT.findall(code)]
+        found += [("//" + word, index) for word in comment.split()]
+    return found
+
+
+def _comment_start(line):
+    """Where a // comment starts on a line, outside string literals; None without one."""
+    quote = None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif line.startswith("//", index):
+            return index
+        index += 1
+    return None
+
+
+def _without_markers(text):
+    return "\n".join(line for line in text.splitlines()
+                     if not (markers.BEGIN.match(line) or markers.END.match(line))) + "\n"
+
+
+def compare_formatted(handout_lines, todos, submission_text, path_in_tree, tool, name="the handout's file"):
+    """Compares after formatting both with clang-format, token by token (a comment word by word).
+    Returns (problem, changed): problem '' when the submission is the handout with each TODO
+    replaced by any code, formatting aside; else the first place it is not. changed: [{"line":
+    handout line or None, "handout": its text or None, "submission": the submitted line or None}],
+    one per line changed, removed or added outside the TODOs. (None, None) when clang-format fails:
+    the caller keeps the comparison as written."""
+    with_sentinels, origin, previous = [], [], 1
+    for number, (first, count) in enumerate(todos):
+        with_sentinels += handout_lines[previous - 1:first - 1]
+        origin += list(range(previous, first))
+        indent = handout_lines[first - 1][:len(handout_lines[first - 1]) - len(handout_lines[first - 1].lstrip())]
+        with_sentinels.append(indent + SENTINEL.format(number))
+        origin.append(first)
+        previous = first + count
+    with_sentinels += handout_lines[previous - 1:]
+    origin += list(range(previous, len(handout_lines) + 1))
+
+    handout_text = formatted("\n".join(with_sentinels) + "\n", path_in_tree, tool)
+    submitted = formatted(_without_markers(submission_text), path_in_tree, tool)
+    if handout_text is None or submitted is None:
+        return None, None
+    u_lines = submitted.splitlines()
+    h_units, u_units = units(handout_text.splitlines()), units(u_lines)
+    # Each unit of the formatted handout, back to its line in the handout as the student got it.
+    raw = units(with_sentinels)
+    back = {}
+    matcher = difflib.SequenceMatcher(None, [u for u, _ in raw], [u for u, _ in h_units], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for offset in range(block.size):
+            back[block.b + offset] = origin[raw[block.a + offset][1]]
+
+    plain, theirs = [u for u, _ in h_units], [u for u, _ in u_units]
+    sentinels = {i for i, u in enumerate(plain) if u.startswith("@todo")}
+    # Pass or fail: the segment comparison of changed_outside_todos, one unit a "line".
+    problem = changed_outside_todos(plain, [(i + 1, 1) for i in sorted(sentinels)], "\n".join(theirs), name)
+    if not problem:
+        return "", []
+    changed, seen = [], set()
+
+    def note(line, submitted_line):
+        key = (line, submitted_line)
+        if key in seen:
+            return
+        seen.add(key)
+        changed.append({"line": line, "handout": handout_lines[line - 1].strip() if line else None,
+                        "submission": u_lines[submitted_line].strip() if submitted_line is not None else None})
+
+    matcher = difflib.SequenceMatcher(None, plain, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        given = [i for i in range(i1, i2) if i not in sentinels]
+        touches_todo = any(i in sentinels for i in range(i1, i2)) or (i1 - 1 in sentinels) or (i2 in sentinels)
+        if touches_todo and (tag == "insert" or not given):
+            continue  # the student's code in place of a TODO
+        lines = sorted({back.get(i) for i in given} - {None})
+        added = sorted({u_units[j][1] for j in range(j1, j2)})
+        if not lines and added:
+            # Tokens added to a line that is otherwise the handout's: that line is changed.
+            if j1 > 0 and i1 > 0 and u_units[j1 - 1][1] == added[0]:
+                lines = [back.get(i1 - 1)] if back.get(i1 - 1) else []
+            elif j2 < len(u_units) and i2 < len(plain) and u_units[j2][1] == added[-1]:
+                lines = [back.get(i2)] if back.get(i2) else []
+        if lines:
+            for position, line in enumerate(lines):
+                note(line, added[position] if position < len(added) and not touches_todo else None)
+        else:
+            for submitted_line in added:
+                note(None, submitted_line)
+    # A line counts once, however many of its tokens changed.
+    by_line = {}
+    for change in changed:
+        key = change["line"] if change["line"] else ("added", change["submission"])
+        by_line.setdefault(key, change)
+    changed = list(by_line.values())
+    if not changed:
+        changed.append({"line": None, "handout": None, "submission": None,
+                        "note": "the given lines are in another order"})
+    first = changed[0]
+    if first["line"]:
+        problem = (f"line {first['line']} of {name} ('{first['handout']}'): lines are added, changed or removed here, "
+                   "outside the TODOs (compared after clang-format)")
+    else:
+        problem = f"{name}: {describe_changes(changed, 1)}, outside the TODOs (compared after clang-format)"
+    return problem, changed
+
+
+def describe_changes(changed, limit=8):
+    """One line per changed line, at most `limit`: "line 42 ('x = 1;') is now 'x = 2;'"."""
+    out = []
+    for change in changed[:limit]:
+        where = f"line {change['line']}" if change.get("line") else "a line"
+        if change.get("handout") is not None and change.get("submission") is not None:
+            out.append(f"{where} ('{change['handout']}') is now '{change['submission']}'")
+        elif change.get("handout") is not None:
+            out.append(f"{where} ('{change['handout']}') is removed")
+        elif change.get("submission") is not None:
+            out.append(f"'{change['submission']}' is added")
+        else:
+            out.append(change.get("note", "the order of the given lines changed"))
+    if len(changed) > limit:
+        out.append(f"and {len(changed) - limit} more")
+    return "; ".join(out)
 
 
 # ---- the symbol check -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ class Part:
     output: str
     visibility: str = "visible"
     status: str = None
+    pending: float = 0.0  # without a GPU: the points this part is worth, which the GPU grading scores
 
 
 @dataclass
@@ -39,6 +40,10 @@ class StepScore:
     @property
     def max_score(self):
         return _round(sum(p.max_score for p in self.parts))
+
+    @property
+    def pending(self):
+        return _round(sum(p.pending for p in self.parts))
 
 
 def _case_counts(cases):
@@ -63,37 +68,79 @@ def _not_built(result):
     return {"no kernel": "not built", "refused": "refused"}.get(result["compile"].get("reason"), "did not compile")
 
 
-def _check_parts(result):
-    """The checks worth no points, as Gradescope tests with a status: integrity (only the TODOs
-    changed, no kernel but the step's own), and, without a GPU, the build and the host tests."""
+def _check_parts(result, rubric=None):
+    """The checks: integrity (only the TODOs changed, no kernel but the step's own), the build and
+    the host tests, each a Gradescope test with a status. With the rubric's "checks" (a grading
+    recorded before it had them has none), the build, "only the TODOs changed" and the host tests
+    are worth points, in both modes, once the submission has written something in its TODOs; and
+    lines changed outside the TODOs cost the rubric's price each."""
     step = result["step"]
+    checks = (rubric or {}).get("checks") or {}
     parts = []
+    todos_only = next((c for c in result.get("integrity", []) if c["check"] == "only the TODOs changed"), None)
+    wrote = todos_only is None or todos_only.get("wrote_code", True)
+    empty = "no points: the TODOs are as handed out (nothing written)"
+
+    def worth(key, passed_share):
+        points = checks.get(key, 0)
+        return (_round(points * passed_share) if wrote else 0.0), _round(points)
+
     for check in result.get("integrity", []):
         if check["status"] == "not run":
+            continue
+        if check is todos_only and checks:
+            share = 1.0 if check["status"] == "pass" else 0.0
+            score, maximum = worth("integrity", share)
+            output = ("pass" + (f" ({check['detail']})" if check.get("detail") else "") if check["status"] == "pass"
+                      else f"{check['status'].upper()}: {check['detail']}")
+            if not wrote and maximum:
+                output += f"\n{empty}"
+            parts.append(Part(f"{step}: integrity, {check['check']}", score, maximum, output,
+                              status="passed" if check["status"] == "pass" else "failed"))
             continue
         parts.append(Part(f"{step}: integrity, {check['check']}", 0.0, 0.0,
                           check["status"] if check["status"] == "pass" else f"FAIL: {check['detail']}",
                           status="passed" if check["status"] == "pass" else "failed"))
-    if result.get("mode") == "no-gpu":
+    no_gpu = result.get("mode") == "no-gpu"
+    if no_gpu or checks:
         built = result["compile"]["ok"]
-        parts.append(Part(f"{step}: builds", 0.0, 0.0, "compiles and links" if built else
-                          f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip(),
-                          status="passed" if built else "failed"))
+        score, maximum = worth("build", 1.0 if built else 0.0)
+        output = "compiles and links" if built else f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
+        if built and not wrote and maximum:
+            output += f"\n{empty}"
+        parts.append(Part(f"{step}: builds", score, maximum, output, status="passed" if built else "failed"))
         host = result.get("host_tests")
+        title = f"{step}: host tests" + (" (no GPU)" if no_gpu else "")
         if host is None:
-            parts.append(Part(f"{step}: host tests (no GPU)", 0.0, 0.0, f"not run: {_not_built(result)}",
+            parts.append(Part(title, 0.0, _round(checks.get("host_tests", 0)), f"not run: {_not_built(result)}",
                               status="failed"))
-            return parts
-        ok = sum(1 for r in host if r["status"] == "pass")
-        lines = [f"{ok} of {len(host)} host tests pass"] + [
-            f"{r['test']}: {r['status'].upper()}" + (f" ({r['detail']})" if r.get("detail") else "")
-            for r in host if r["status"] != "pass"]
-        parts.append(Part(f"{step}: host tests (no GPU)", 0.0, 0.0, "\n".join(lines),
-                          status="passed" if ok == len(host) else "failed"))
+        else:
+            ok = sum(1 for r in host if r["status"] == "pass")
+            score, maximum = worth("host_tests", ok / len(host) if host else 1.0)
+            lines = [f"{ok} of {len(host)} host tests pass"] + [
+                f"{r['test']}: {r['status'].upper()}" + (f" ({r['detail']})" if r.get("detail") else "")
+                for r in host if r["status"] != "pass"]
+            if not wrote and maximum:
+                lines.append(empty)
+            parts.append(Part(title, score, maximum, "\n".join(lines), status="passed" if ok == len(host) else "failed"))
     return parts
 
 
+def _penalty_part(result, rubric, scored_so_far):
+    """Lines changed outside the TODOs (integrity status "changed"): the rubric's price per line,
+    never below a step score of 0."""
+    todos_only = next((c for c in result.get("integrity", []) if c["check"] == "only the TODOs changed"), None)
+    if not todos_only or todos_only["status"] != "changed":
+        return None
+    lines = len(todos_only.get("changed_lines", []))
+    price = (rubric.get("integrity") or {}).get("per_changed_line", 0)
+    cost = min(_round(lines * price), max(scored_so_far, 0.0))
+    return Part(f"{result['step']}: integrity, {lines} line(s) changed outside the TODOs", -cost, 0.0,
+                f"-{cost:g} points ({price:g} per line): {todos_only['detail']}", status="failed")
+
+
 NOT_RUN_WITHOUT_GPU = "not run: graded without a GPU (the GPU grading scores this part)"
+PENDING = "pending: {points:g} points, which the grading on a GPU scores"
 
 
 def score_step(result, rubric):
@@ -105,11 +152,18 @@ def score_step(result, rubric):
     passed, total = _case_counts(cases)
     not_compiled = f"{_not_built(result)}:\n{result['compile'].get('error', '')}".rstrip()
     if result.get("mode") == "no-gpu":
-        # The no-GPU grade: the GPU parts are listed, worth nothing here, and not run.
-        for title in ("correctness", "compute-sanitizer", "performance"):
-            scored.parts.append(Part(f"{step}: {title}", 0.0, 0.0,
-                                     not_compiled if not compiled else NOT_RUN_WITHOUT_GPU))
-        scored.parts += _check_parts(result)
+        # The no-GPU grade: the checks are scored; the GPU parts are listed as pending, with their points.
+        for title, key in (("correctness", "correctness"), ("compute-sanitizer", "sanitizer"),
+                           ("performance", "performance")):
+            points = rubric[key]["points"] if rubric.get("checks") else 0.0
+            output = not_compiled if not compiled else NOT_RUN_WITHOUT_GPU
+            if points:
+                output = PENDING.format(points=points) + "\n" + output
+            scored.parts.append(Part(f"{step}: {title}", 0.0, 0.0, output, pending=_round(points)))
+        scored.parts += _check_parts(result, rubric)
+        penalty = _penalty_part(result, rubric, scored.score)
+        if penalty:
+            scored.parts.append(penalty)
         return scored
 
     # Correctness: every case is worth the same share of the points, hidden ones included.
@@ -156,7 +210,10 @@ def score_step(result, rubric):
         # A student copy has no reference solution: the instructor's grading scores this part.
         scored.parts.append(Part(f"{step}: performance (scored by the instructor's grading)", 0.0, 0.0,
                                  speed or perf.get("note", "")))
-        scored.parts += _check_parts(result)
+        scored.parts += _check_parts(result, rubric)
+        penalty = _penalty_part(result, rubric, scored.score)
+        if penalty:
+            scored.parts.append(penalty)
         return scored
     if not compiled:
         score, output = 0.0, not_compiled
@@ -176,7 +233,10 @@ def score_step(result, rubric):
         output += ("\nother processes used the GPU while it was timed (" + ", ".join(perf["other_processes"])
                    + "): ask for a regrade if these points look low")
     scored.parts.append(Part(f"{step}: performance", _round(score), _round(points), output))
-    scored.parts += _check_parts(result)
+    scored.parts += _check_parts(result, rubric)
+    penalty = _penalty_part(result, rubric, scored.score)
+    if penalty:
+        scored.parts.append(penalty)
     return scored
 
 
@@ -201,13 +261,16 @@ def score_record(record):
 
 def gradescope_results(record, scores):
     """results.json: Gradescope's autograder format (top-level score, one test per scored part)."""
-    tests = [dict({"name": p.name, "score": p.score, "max_score": p.max_score, "output": p.output,
-                   "visibility": p.visibility}, **({"status": p.status} if p.status else {}))
+    # A pending part (without a GPU) is a test with no score: Gradescope shows its output, not "0 of 0".
+    tests = [dict({"name": p.name, **({} if p.pending else {"score": p.score, "max_score": p.max_score}),
+                   "output": p.output, "visibility": p.visibility}, **({"status": p.status} if p.status else {}))
              for s in scores for p in s.parts]
-    total = _round(sum(t["score"] for t in tests))
-    maximum = _round(sum(t["max_score"] for t in tests))
+    total = _round(sum(s.score for s in scores))
+    maximum = _round(sum(s.max_score for s in scores))
+    pending = _round(sum(s.pending for s in scores))
     summary = ", ".join(f"{s.step} {s.score:g}/{s.max_score:g}" for s in scores)
-    return {"score": total, "output": f"{total:g} of {maximum:g} points: {summary}" + (
+    later = f"; {pending:g} more pending, for the grading on a GPU" if pending else ""
+    return {"score": total, "output": f"{total:g} of {maximum:g} points: {summary}{later}" + (
             f" (GPU: {record['gpu']})" if record.get("gpu") else ""), "visibility": "visible", "tests": tests}
 
 
@@ -222,6 +285,8 @@ def markdown_report(record, scores):
                       {r["step"]: (r.get("performance") or {}).get("size") for r in record["steps"]})
     total = _round(sum(s.score for s in scores))
     maximum = _round(sum(s.max_score for s in scores))
+    pending = _round(sum(s.pending for s in scores))
+    checked = bool(rubric.get("checks"))
     lines = [
         "# Grading report",
         "",
@@ -235,19 +300,23 @@ def markdown_report(record, scores):
         f"{perf_rubric['full_at']:.0%} of the reference solution's speed, none at {perf_rubric['zero_at']:.0%}; "
         "only when every correctness case passes)",
         "",
-        f"**Total: {total:g} of {maximum:g}**",
+        f"**Total: {total:g} of {maximum:g}**" + (
+            f" (graded without a GPU; {pending:g} more points pending, for the grading on a GPU)" if pending else ""),
         "",
-        "| step | correctness | sanitizer | performance | total | pass mark "
+        "| step | " + ("checks | " if checked else "") + "correctness | sanitizer | performance | total | pass mark "
         f"({rubric.get('pass_mark', 60):g}) |",
-        "|---|---:|---:|---:|---:|---|",
+        "|---|" + ("---:|" if checked else "") + "---:|---:|---:|---:|---|",
     ]
     for s in scores:
-        by_kind = {"correctness": [0.0, 0.0], "sanitizer": [0.0, 0.0], "performance": [0.0, 0.0]}
+        by_kind = {"checks": [0.0, 0.0, 0.0], "correctness": [0.0, 0.0, 0.0], "sanitizer": [0.0, 0.0, 0.0],
+                   "performance": [0.0, 0.0, 0.0]}
         for p in s.parts:
-            kind = "correctness" if "correctness" in p.name else "sanitizer" if "sanitizer" in p.name else "performance"
+            kind = _kind(p) or "checks"
             by_kind[kind][0] += p.score
             by_kind[kind][1] += p.max_score
-        cells = [f"{_round(a):g} / {_round(b):g}" for a, b in by_kind.values()]
+            by_kind[kind][2] += p.pending
+        cells = [f"pending ({_round(c):g})" if c else f"{_round(a):g} / {_round(b):g}"
+                 for kind, (a, b, c) in by_kind.items() if checked or kind != "checks"]
         lines.append(f"| {s.step} | " + " | ".join(cells) + f" | **{s.score:g} / {s.max_score:g}** | "
                      + passed_cell(s, record) + " |")
     lines.append("")
@@ -323,13 +392,16 @@ def _step_section(result, scored):
 
 # ---- a class: one CSV row per grading (lab.py collect) ------------------------------------------------
 
-FIXED_COLUMNS = ["submission", "mode", "level", "graded", "gpu", "total", "max_total", "refused_steps", "other_gpu_processes"]
+FIXED_COLUMNS = ["submission", "mode", "level", "graded", "gpu", "total", "max_total", "pending", "refused_steps",
+                 "other_gpu_processes"]
 PART_KINDS = ("correctness", "sanitizer", "performance")
 
 
 def _kind(part):
-    return "correctness" if "correctness" in part.name else "sanitizer" if "sanitizer" in part.name else \
-        "performance" if "performance" in part.name else None
+    """correctness, sanitizer, performance, or None for the checks (integrity, build, host tests)."""
+    name = part.name.split(": ", 1)[-1]
+    return "correctness" if name.startswith("correctness") else "sanitizer" if "sanitizer" in name else \
+        "performance" if name.startswith("performance") else None
 
 
 def step_status(result, mode):
@@ -352,14 +424,19 @@ def class_row(name, record):
     row = {"submission": name, "mode": mode, "level": record.get("level", "easy"), "graded": record.get("started", ""),
            "gpu": record.get("gpu") or "", "total": _round(sum(s.score for s in scores)),
            "max_total": _round(sum(s.max_score for s in scores)),
+           "pending": _round(sum(s.pending for s in scores)) or "",
            "refused_steps": " ".join(r["step"] for r in record["steps"] if r["compile"].get("reason") == "refused"),
            "other_gpu_processes": "; ".join(sorted({p for r in record["steps"]
                                                     for p in (r.get("performance") or {}).get("other_processes", [])}))}
     for result, scored in zip(record["steps"], scores):
         step = result["step"]
         row[f"{step}"] = scored.score
+        if record["rubric"].get("checks"):
+            row[f"{step} checks"] = _round(sum(p.score for p in scored.parts if _kind(p) is None))
         for kind in PART_KINDS:
-            row[f"{step} {kind}"] = _round(sum(p.score for p in scored.parts if _kind(p) == kind))
+            pending = sum(p.pending for p in scored.parts if _kind(p) == kind)
+            row[f"{step} {kind}"] = "pending" if pending else _round(sum(p.score for p in scored.parts
+                                                                          if _kind(p) == kind))
         row[f"{step} status"] = step_status(result, mode)
         verdict = passes(scored, record)
         row[f"{step} passes"] = "" if verdict is None else "yes" if verdict else "no"

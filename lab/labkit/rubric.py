@@ -64,6 +64,10 @@ def _number(rubric, section, key, where, low=0.0, high=None, integer=False):
 def validate(rubric, where):
     for section in ("correctness", "sanitizer", "performance"):
         _number(rubric, section, "points", where)
+    for key in rubric["checks"]:
+        _number(rubric, "checks", key, where)
+    _number(rubric, "integrity", "per_changed_line", where)
+    _number(rubric, "integrity", "refuse_above_lines", where, integer=True)
     tools = rubric["sanitizer"]["tools"]
     if not isinstance(tools, list) or not tools or any(t not in SANITIZER_TOOLS for t in tools):
         raise UsageError(f"{where}: sanitizer.tools must be a non-empty list of {', '.join(SANITIZER_TOOLS)} "

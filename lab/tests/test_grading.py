@@ -198,7 +198,8 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
             lab.write_outputs(record, out)
         results = {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]}
         self.assertEqual(results["02_fake: performance"], 30)  # 95% of the reference
-        self.assertEqual(results["04_fake: correctness, standard cases"], 30)  # 2 of 3 standard cases: 45 · 2/3
+        self.assertEqual(results["04_fake: correctness, standard cases"], 25)  # 2 of 3 standard cases: 37.5 · 2/3
+        self.assertEqual((results["04_fake: builds"], results["04_fake: host tests"]), (4, 2))  # the checks
         self.assertEqual(results["04_fake: performance"], 0)
         self.assertEqual(results["05_fake: correctness, standard cases"], 0)
         self.assertTrue((out / "logs" / "reference-build.log").is_file())
@@ -221,24 +222,50 @@ class EndToEndWithFakesTest(TemporaryFolderTest):
         with contextlib.redirect_stdout(io.StringIO()):
             lab.write_outputs(record, out)
         results = json.loads((out / "results.json").read_text())
-        self.assertEqual(results["score"], 0)
+        # The checks are points (02 and 04: build 4, integrity 4, host tests 2; 05 does not build: its
+        # integrity only), the GPU parts pending: no score of their own, never "0 of 0".
+        self.assertEqual(results["score"], 24)
+        self.assertIn("270 more pending", results["output"])  # 90 a step
         tests = {t["name"]: t for t in results["tests"]}
-        self.assertEqual(tests["02_fake: correctness"]["output"], report.NOT_RUN_WITHOUT_GPU)
+        self.assertNotIn("score", tests["02_fake: correctness"])
+        self.assertEqual(tests["02_fake: correctness"]["output"],
+                         report.PENDING.format(points=50) + "\n" + report.NOT_RUN_WITHOUT_GPU)
+        self.assertIn("| 02_fake | 10 / 10 | pending (50) | pending (10) | pending (30) | **10 / 10** |",
+                      (out / "report.md").read_text())
         self.assertEqual(tests["02_fake: builds"]["status"], "passed")
         self.assertEqual(tests["02_fake: host tests (no GPU)"]["status"], "passed")
         self.assertEqual(tests["05_fake: builds"]["status"], "failed")
         self.assertEqual(tests["02_fake: integrity, only the TODOs changed"]["status"], "passed")
 
-    def test_a_kernel_changed_outside_its_todo_is_refused_before_it_is_built(self):
+    def test_a_line_changed_outside_its_todo_costs_the_rubrics_price_and_is_named(self):
         write_tree(self.submission, {"02_fake/kernel.cu": fake_kernel(9.5).replace("exit 0\n", "exit 0  # mine\n")})
         grader = grading.Grader(self.submission, self.reference, ["02_fake"], rubric_with(case=10, build=120), [],
                                 self.tmp / "work", 2, use_gpu=False)
         with contextlib.redirect_stderr(io.StringIO()):
             record = grader.grade(self.tmp / "out" / "logs")
         step = record["steps"][0]
+        self.assertTrue(step["compile"]["ok"])  # built and graded, not refused
+        self.assertEqual(step["integrity"][0]["status"], "changed")
+        self.assertEqual([c["line"] for c in step["integrity"][0]["changed_lines"]], [7])
+        scored = report.score_record(record)[0]
+        penalty = next(p for p in scored.parts if "changed outside the TODOs" in p.name)
+        self.assertEqual(penalty.score, -5)
+        self.assertIn("line 7 ('exit 0') is now 'exit 0  # mine'", penalty.output)
+        self.assertEqual(scored.score, 4 + 0 + 2 - 5)  # builds, integrity lost, host tests, the price of a line
+
+    def test_a_kernel_changed_outside_its_todo_is_refused_before_it_is_built(self):
+        write_tree(self.submission, {"02_fake/kernel.cu": fake_kernel(9.5).replace("exit 0\n", "exit 0  # mine\n")})
+        rubric = rubric_with(case=10, build=120)
+        rubric["integrity"]["refuse_above_lines"] = 0  # no line may change: the step is refused
+        grader = grading.Grader(self.submission, self.reference, ["02_fake"], rubric, [],
+                                self.tmp / "work", 2, use_gpu=False)
+        with contextlib.redirect_stderr(io.StringIO()):
+            record = grader.grade(self.tmp / "out" / "logs")
+        step = record["steps"][0]
         self.assertEqual(step["compile"]["reason"], "refused")
-        self.assertEqual(step["integrity"][0]["detail"], "line 7 of 02_fake/kernel.cu as handed out ('exit 0'): lines "
-                                                         "are added, changed or removed here, outside the TODOs")
+        self.assertTrue(step["integrity"][0]["detail"].startswith(
+            "line 7 of 02_fake/kernel.cu as handed out ('exit 0'): lines are added, changed or removed here, outside the "
+            "TODOs"), step["integrity"][0]["detail"])
         self.assertFalse((self.tmp / "work" / "submission-build" / "bin" / "02_fake").exists())
 
 

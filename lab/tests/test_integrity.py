@@ -104,7 +104,7 @@ class HandoutRecordTest(TemporaryFolderTest):
         copy = self.tmp / "copy"
         release.release(source, ["01_x"], copy, load_rubric(), level="hard")
         record = json.loads((copy / "lab" / "released.json").read_text())
-        self.assertEqual((record["level"], record["removed"]), ("hard", ["lab/tests", "plots/tests"]))
+        self.assertEqual((record["level"], record["removed"]), ("hard", ["lab/tests", "plots/tests", "lab/course"]))
         handouts = grading.handout_of(copy, "01_x", "easy", self_check=True)  # the level is the record's
         lines, todos = handouts["01_x/kernel.cu"]
         self.assertEqual((lines, todos), (list(handout("hard")[0]), [tuple(t) for t in handout("hard")[1]]))

@@ -88,7 +88,8 @@ class CopyTest(SmallTreeTest):
         release.release(self.source, ["01_alpha"], out, self.rubric)
         files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
         self.assertEqual(files, ["01_alpha/README.md", "01_alpha/kernel.cu", "CMakeLists.txt",
-                                 "LAB.md", "README.md", "common/harness.hpp", "lab/released.json",
+                                 "LAB.md", "README.md", "common/harness.hpp", "lab/handouts/01_alpha.md",
+                                 "lab/released.json",
                                  "lab/tasks/01_alpha.md"])
         record = json.loads((out / "lab/released.json").read_text())
         self.assertEqual((record["steps"], record["withheld"]), (["01_alpha"], ["02_beta"]))
@@ -266,7 +267,7 @@ class LevelReleaseTest(SmallTreeTest):
         out = self.tmp / "copy"
         release.release(self.source, ["01_alpha"], out, load_rubric())
         record = json.loads((out / "lab/released.json").read_text())
-        self.assertEqual((record["level"], record["removed"]), ("easy", ["lab/tests", "plots/tests"]))
+        self.assertEqual((record["level"], record["removed"]), ("easy", ["lab/tests", "plots/tests", "lab/course"]))
         handout = record["handout"]["01_alpha/kernel.cu"]
         self.assertEqual(handout["lines"], (out / "01_alpha/kernel.cu").read_text().splitlines())
         self.assertEqual(handout["todos"], [[4, 1]])

@@ -220,7 +220,10 @@ class RubricFileTest(TemporaryFolderTest):
     def test_defaults(self):
         rubric = load_rubric()
         self.assertEqual((rubric["correctness"]["points"], rubric["sanitizer"]["points"],
-                          rubric["performance"]["points"]), (60, 10, 30))
+                          rubric["performance"]["points"]), (50, 10, 30))
+        # The checks a grading without a GPU can score (build, integrity, host tests): 100 in all.
+        self.assertEqual(rubric["checks"], {"build": 4, "integrity": 4, "host_tests": 2})
+        self.assertEqual(rubric["integrity"], {"per_changed_line": 5, "refuse_above_lines": 10})
         self.assertEqual(rubric["performance"]["size"], [4096, 4096, 4096])
         self.assertEqual((rubric["performance"]["full_at"], rubric["performance"]["zero_at"]), (0.9, 0.25))
 
@@ -228,7 +231,7 @@ class RubricFileTest(TemporaryFolderTest):
         rubric = load_rubric(self.rubric_file('{"performance": {"points": 40, "size": [2048, 2048, 2048]}}'))
         self.assertEqual(rubric["performance"]["points"], 40)
         self.assertEqual(rubric["performance"]["full_at"], 0.9)
-        self.assertEqual(rubric["correctness"]["points"], 60)
+        self.assertEqual(rubric["correctness"]["points"], 50)
 
     def test_each_step_is_timed_at_its_own_size_or_the_default(self):
         rubric = load_rubric()
