@@ -10,7 +10,8 @@
 #   2. a planted wrong solution (04 skipping the last k of each slice, inside its LAB region), with
 #      instructor cases: below the pass mark, having lost exactly the cases with K >= 8, and 02
 #      beside it at full marks;
-#   3. a kernel changed outside its TODO: refused (0), before anything is built;
+#   3. a kernel with a line added outside its TODO: built and graded, the line named, and the
+#      rubric's price of a line and its integrity points taken (lab/rubric.json, "integrity");
 #   4. an unmodified release of 04: 0 correctness, no crash;
 #   the wall time of each grading: the first builds the reference (the time per class), the
 #   later ones only the submission's kernels (the time per submission).
@@ -98,7 +99,7 @@ if [[ " ${phases[*]} " == *" grade "* ]]; then
   python3 - "$out/bug/04_outer_product/kernel.cu" <<'PY'
 import re, sys
 text = open("04_outer_product/kernel.cu").read()
-# The bug, inside the LAB region (a change outside it is refused before anything runs, check 3): an
+# The bug, inside the LAB region (a change outside it costs the price of a line, check 3): an
 # off-by-one that skips the last k of every slice of 8, so every case with K >= 8 is wrong.
 loop = "for (int i = 0; i < block_tile_k; ++i) {"
 region = text[text.index("// LAB BEGIN"):text.index("// LAB END")]
@@ -171,9 +172,13 @@ if record is None:
     failed += line(False, f"3. changed outside the TODO: {scores}")
 else:
     step = record["steps"][0]
-    failed += line(step["compile"]["reason"] == "refused" and scores["04_outer_product"].score == 0,
-                   f"3. changed outside the TODO: {step['compile']['reason']}, "
-                   f"{scores['04_outer_product'].score:g}/100: {step['compile']['error'][:120]}")
+    todos_only = step["integrity"][0]
+    rubric = record["rubric"]
+    expected = 100 - rubric["checks"]["integrity"] - rubric["integrity"]["per_changed_line"]
+    failed += line(step["compile"]["ok"] and todos_only["status"] == "changed"
+                   and len(todos_only.get("changed_lines", [])) == 1 and scores["04_outer_product"].score == expected,
+                   f"3. a line added outside the TODO: {todos_only['status']}, "
+                   f"{scores['04_outer_product'].score:g}/100 (expected {expected:g}): {todos_only['detail'][:160]}")
 record, scores = load("skeleton")
 if record is None:
     failed += line(False, f"4. unmodified release of 04: {scores}")
@@ -185,7 +190,7 @@ else:
 seconds = {name: int((out / f"{name}.seconds").read_text()) for name in ("self", "bug", "outside", "skeleton")}
 print(f"TIME  grading {len(steps)} steps from an empty --work folder (the reference built once, for the class): "
       f"{seconds['self']} s; a later submission of 2 steps: {seconds['bug']} s, of 1 step: {seconds['skeleton']} s; "
-      f"a refused one: {seconds['outside']} s")
+      f"one with a line changed outside its TODO: {seconds['outside']} s")
 sys.exit(1 if failed else 0)
 PY
   [ "${PIPESTATUS[0]}" -eq 0 ] || failures=$((failures + 1))

@@ -3,7 +3,7 @@
 - the grader's submission build: a step that compiles, one that does not (its first error is
   reported, the other step still builds), and one that the submission lacks;
 - the no-GPU grade (`lab.py grade --no-gpu`) of the reference's own kernel (everything passes) and
-  of a kernel changed outside its TODO (refused); then `lab.py collect` over those gradings;
+  of a kernel with a line added outside its TODO (built, the line named and priced); then `lab.py collect` over those gradings;
 - the symbol check on objects nvcc compiles: a launcher that calls cuBLAS, one that calls a harness
   function.
 
@@ -112,7 +112,8 @@ class GradeBuildTest(unittest.TestCase):
         self.assertIn("not run: graded without a GPU", (grades / "reference" / "report.md").read_text())
 
         source = (REPOSITORY / "04_outer_product" / "kernel.cu").read_text(encoding="utf-8")
-        # 2. A line added outside the region: refused, and the report says which line.
+        # 2. A line added outside the region: built, the line named and its price taken (the rubric's
+        #    integrity.per_changed_line), not refused.
         outside = self.tmp / "outside" / "04_outer_product" / "kernel.cu"
         outside.parent.mkdir(parents=True)
         first_code = next(i for i, line in enumerate(source.splitlines()) if line.startswith("namespace worklog"))
@@ -122,9 +123,13 @@ class GradeBuildTest(unittest.TestCase):
         code, output = self.grade("--submission", outside.parents[1], "--steps", "04", "--out", grades / "outside")
         self.assertEqual(code, exit_codes.EXIT_OK, output[-4000:])
         outside_report = (grades / "outside" / "report.md").read_text()
-        self.assertIn("lines are added, changed or removed here, outside the TODOs", outside_report)
         record = json.loads((grades / "outside" / "grading.json").read_text())["steps"][0]
-        self.assertEqual(record["compile"]["reason"], "refused")
+        self.assertTrue(record["compile"]["ok"])
+        self.assertEqual(record["integrity"][0]["status"], "changed")
+        self.assertIn("'static int helper_outside_the_todo = 1;' is added", record["integrity"][0]["detail"])
+        outside_results = json.loads((grades / "outside" / "results.json").read_text())
+        self.assertIn("04_outer_product: integrity, 1 line(s) changed outside the TODOs",
+                      [t["name"] for t in outside_results["tests"]])
 
         # 4. collect: one row per grading.
         table = self.tmp / "class.csv"
@@ -134,8 +139,8 @@ class GradeBuildTest(unittest.TestCase):
             rows = {row["submission"]: row for row in csv.DictReader(f)}
         self.assertEqual(sorted(rows), ["outside", "reference"])
         self.assertEqual(rows["reference"]["04_outer_product status"], "built, host tests pass, no GPU run")
-        self.assertEqual(rows["outside"]["refused_steps"], "04_outer_product")
-        self.assertEqual(rows["outside"]["04_outer_product status"], "refused")
+        self.assertEqual(rows["outside"]["refused_steps"], "")
+        self.assertEqual(rows["outside"]["04_outer_product checks"], "1.0")  # build 4 + host tests 2, less 5 a line
         print(f"\nlab.grade_build: a no-GPU grade of one step took {first:.0f} s with an empty --work folder "
               f"(the reference's kernel and a scratch tree built)", file=sys.stderr)
 
