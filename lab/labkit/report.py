@@ -321,7 +321,7 @@ def markdown_report(record, scores):
                      + passed_cell(s, record) + " |")
     lines.append("")
     for result, s in zip(record["steps"], scores):
-        lines += _step_section(result, s)
+        lines += _step_section(dict(result, mode=record.get("mode", "gpu")), s)
     return "\n".join(lines) + "\n"
 
 
@@ -350,6 +350,17 @@ def _step_section(result, scored):
                         _not_built(result), "**Not built:** nothing to compile.")
         lines += [headline, "", "```",
                   result["compile"].get("error", "").rstrip(), "```", ""]
+        return lines
+    checks = [p for p in scored.parts if _kind(p) is None]
+    if checks:
+        lines += ["### Checks", "", "| check | points | result |", "|---|---:|---|"]
+        lines += [f"| {p.name.split(': ', 1)[-1]} | {p.score:g} / {p.max_score:g} | {_cell(p.output)} |" for p in checks]
+        lines.append("")
+    if result.get("mode") == "no-gpu":
+        for p in scored.parts:
+            if p.pending:
+                lines += [f"### {p.name.split(': ', 1)[-1].capitalize()}: pending ({p.pending:g} points)", "",
+                          "Not run: graded without a GPU; the grading on a GPU scores it.", ""]
         return lines
     cases = result.get("cases", [])
     passed, total = _case_counts(cases)
