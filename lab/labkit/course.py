@@ -25,9 +25,9 @@ out of each handed-out step's README.md its folded answers (`<details>` ... `</d
 go to the key too, with a line saying so in their place. `lab.py key` (or `release --key DIR`)
 writes the key, KEY.md, beside the release, never into it.
 
-An answer cites a measured figure as {{figure FILE column=COLUMN key=value ... [format=SPEC]}}: the
-value of COLUMN in the last row of plots/results/FILE whose columns have those values (format: a
-Python format spec such as .1f). The key is made from the committed results, so its figures are
+An answer cites a measured figure as {{figure FILE column=COLUMN key=value ... [agg=median]
+[format=SPEC]}}: the value of COLUMN in the last row of plots/results/FILE whose columns have those
+values, or the median over those rows (format: a Python format spec such as .1f). The key is made from the committed results, so its figures are
 those of the READMEs' tables.
 """
 import csv
@@ -203,7 +203,7 @@ def resolve_figures(text, root, where):
     no column, or no row."""
     def value(match):
         args = dict(a.split("=", 1) for a in match.group("args").split())
-        column, spec = args.pop("column", None), args.pop("format", "")
+        column, spec, agg = args.pop("column", None), args.pop("format", ""), args.pop("agg", "last")
         path = Path(root) / RESULTS / match.group("file")
         if column is None or not path.is_file():
             raise MarkerError(where, 0, f"{match.group(0)}: needs column= and a file of {RESULTS.as_posix()}")
@@ -212,6 +212,10 @@ def resolve_figures(text, root, where):
         if not rows or column not in rows[-1]:
             raise MarkerError(where, 0, f"{match.group(0)}: no row of {path.name} has those values and the column")
         cell = rows[-1][column]
+        if agg == "median":
+            values = sorted(float(r[column]) for r in rows)
+            middle = len(values) // 2
+            cell = str(values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2)
         if spec:
             try:
                 return format(float(cell), spec)
@@ -301,7 +305,7 @@ def handout_markdown(root, step, title, course, rubric, files, todos, level, rea
                                                  "arithmetic, then measure:", "", "```sh",
                                                  f"build/bin/{step} --m 4096 --n 4096 --k 4096", "```", ""]
     lines += ["## What is graded", ""] + graded_section(step, rubric, files, level) + [""]
-    return "\n".join(lines)
+    return resolve_figures("\n".join(lines), root, f"the handout of {step}")
 
 
 # ---- the key -----------------------------------------------------------------------------------------
