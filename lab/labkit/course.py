@@ -262,8 +262,8 @@ def graded_section(step, rubric, files, level):
                      f"{integrity.get('refuse_above_lines', 0)} such lines and the step is refused (0).")
     else:
         lines.append("Change nothing outside the TODOs: a file that differs from the handout elsewhere is refused.")
-    lines += ["", "The answers to the questions below are not graded by the kit; your course says whether they "
-              "are handed in (as the written part of the assignment)."]
+    lines += ["", "The kit does not grade the answers to this handout's questions and predictions; your course "
+              "says whether they are handed in, as the written part of the assignment, and how they count."]
     return lines
 
 
