@@ -1,15 +1,12 @@
-// Step 01 — naive GEMM: one thread per element of C.
+// Step 01 — naive GEMM: one thread per element of C, FP32 on the CUDA cores.
 //
-// Thread (row, col) walks row `row` of A and column `col` of B and keeps the dot product in a
-// register. The 32 threads of a warp take 32 adjacent columns of the same row, so
-//   - their loads of B[i][col .. col+31] are coalesced: one 128-byte request per warp;
-//   - their loads of A[row][i] hit one address: a single broadcast.
-// Each FMA still needs two fresh 4-byte operands from global memory: 2 FLOP per 8 bytes, an
-// arithmetic intensity of 0.25 FLOP/byte, far left of any GPU's ridge point (the H200's for FP32,
-// from its datasheet: 67 TFLOP/s over 4.8 TB/s, about 14 FLOP/byte). The L1 and L2 caches rescue part of it, since
-// neighbouring warps reread the same rows and columns; nothing in the code asks for that reuse. Step 02 does.
+// The starting point. Thread (row, col) walks row `row` of A and column `col` of B and keeps the
+// dot product in a register; the 32 threads of a warp take 32 adjacent columns, so their loads of B
+// coalesce and their loads of A are one broadcast. Every FMA still fetches two fresh operands from
+// global memory: 0.25 FLOP per byte, far below any GPU's ridge point.
 //
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/01_naive --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include "kernel_utils.cuh"
 #include "step.hpp"

@@ -1,18 +1,12 @@
 // Step 02 — block tiling in shared memory.
 //
-// Change from 01: a block of tile × tile threads computes a tile × tile tile of C. It walks K in
-// slices of `tile`: the whole block first copies one tile of A and one of B into shared memory
-// (each thread copies one element of each), waits, and then every thread reads its row of the A
-// tile and its column of the B tile from shared memory instead of global memory.
-//
+// Adds to 01: a block of tile × tile threads copies one tile of A and one of B into shared memory
+// per K slice, and every thread reads them from there instead of from global memory.
 // Why it helps: each element fetched from global memory now feeds `tile` FMAs instead of one, so
-// global loads per FMA drop from 2 to 2/tile (32× fewer at tile = 32): A is read N/tile times in
-// total instead of N times, B M/tile times instead of M. Arithmetic intensity against global memory
-// rises from 0.25 to tile/4 = 8 FLOP/byte
-// (per slice a block loads 2 · 32 · 32 floats, 8 KiB, for 2 · 32³ FLOP). The inner loop now runs out of shared memory:
-// 2 shared loads per FMA, which becomes the next limit (step 03).
+// the arithmetic intensity against global memory rises from 0.25 to tile / 4 FLOP per byte.
 //
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/02_block_tiling --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include "kernel_utils.cuh"
 #include "step.hpp"

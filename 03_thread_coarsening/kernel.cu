@@ -1,22 +1,12 @@
 // Step 03 — thread coarsening: each thread computes a small 2-D patch of C.
 //
-// Change from 02: the block tile is no longer one element per thread. A block of
-// (block_tile_m / thread_tile_m) × (block_tile_n / thread_tile_n) threads computes a
-// block_tile_m × block_tile_n tile of C, walking K in slices of block_tile_k, and each thread
-// accumulates thread_tile_m × thread_tile_n elements of it in registers. The patch is strided:
-// thread (ty, tx) owns rows ty + i·threads_y and columns tx + j·threads_x, so that a warp's reads
-// of a row of the B tile still fall on consecutive words (no bank conflicts).
+// Adds to 02: a block computes a block_tile_m × block_tile_n tile, each thread thread_tile_m ×
+// thread_tile_n elements of it in registers, strided so that a warp's reads stay conflict-free.
+// Why it helps: larger block tiles read A and B fewer times, and the loop, address arithmetic and
+// barriers are shared by many outputs per thread, with independent accumulators in flight.
 //
-// Why it helps:
-//   - global memory: with 64 × 64 tiles, A is read N/64 times and B M/64 times (02: /32), so the
-//     arithmetic intensity against global memory doubles to 64/4 = 16 FLOP/byte;
-//   - fewer, fatter threads: 256 threads cover 4096 elements of C, so the loop and address
-//     arithmetic and the barriers are shared by 16 outputs per thread instead of one;
-//   - independent accumulators: 16 chains of FMAs per thread keep the pipelines busy.
-// The inner loop still names a shared-memory element in every FMA; the compiler keeps some of
-// them in registers, but nothing in the code asks for it. Step 04 makes that explicit.
-//
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/03_thread_coarsening --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include "kernel_utils.cuh"
 #include "step.hpp"

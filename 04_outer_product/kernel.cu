@@ -1,21 +1,13 @@
 // Step 04 — register outer products.
 //
-// Change from 03: the inner loop is rewritten as what a matrix product is, a sum of outer
-// products. For each k of the slice, every thread copies a column piece of the A tile
-// (thread_tile_m values) and a row piece of the B tile (thread_tile_n values) into registers, then
-// adds their outer product, thread_tile_m × thread_tile_n FMAs, to its accumulators. Around that:
-//   - the A tile is stored transposed (k-major) in shared memory, so that a thread's column piece
-//     of A is contiguous and, like the row piece of B, comes in 16-byte loads (LDS.128);
-//   - global loads are 16 bytes wide (float4) where K and N are multiples of 4;
-//   - two shared-memory buffers: the next slice is fetched from global memory into registers while
-//     the current one is multiplied, and one barrier per slice suffices.
+// Adds to 03: each k of a slice, a thread loads a column piece of A (stored transposed) and a row
+// piece of B into registers with 16-byte loads and adds their outer product to its accumulators;
+// two shared buffers let the next slice arrive while this one is multiplied.
+// Why it helps: an 8 × 8 patch costs 4 LDS.128 per 64 FMAs, and 128 × 128 block tiles halve the
+// global traffic again.
 //
-// Why it helps: with 8 × 8 patches, a slice step costs 4 LDS.128 for 64 FMAs, 1/16 of a
-// shared-memory instruction per FMA (03: about 1/2 with 4 × 4 patches and scalar loads). The
-// 128 × 128 block tile halves global traffic again: A is read N/128 times and B M/128 times, an
-// arithmetic intensity of 128/4 = 32 FLOP/byte against global memory.
-//
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/04_outer_product --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <cstdint>
 

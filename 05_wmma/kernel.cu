@@ -1,18 +1,12 @@
 // Step 05 — tensor cores through WMMA: one warp computes one 16 × 16 tile of C.
 //
-// Change from 04: the inputs are FP16 and the multiply-adds move from the CUDA cores to the tensor
-// cores. A warp holds 16 × 16 pieces of A and B in `fragments` (registers spread across its 32
-// lanes in a layout the hardware picks) and one `mma_sync` computes a whole 16 × 16 × 16 product,
-// 4096 multiply-adds, accumulated in FP32. The kernel is step 01 again at the scale of tiles: each
-// block is a single warp; it walks K in 16-wide slices, loads one fragment of A and one of B
-// straight from global memory for each, and applies alpha and beta in the epilogue.
+// Adds to 04: FP16 inputs, and the multiply-adds move to the tensor cores: one mma_sync of a warp
+// is a 16 × 16 × 16 product (4096 multiply-adds, FP32 accumulate) from fragments in registers.
+// Why it helps (and why it is still slow): the tensor cores do in one instruction what took a warp
+// 128 FMAs, but each mma_sync here needs two fresh fragments from global memory.
 //
-// Why it is still slow: every mma_sync needs two fresh fragments (2 × 512 bytes) from global
-// memory for 8192 FLOP, 8 FLOP/byte, and a single warp per block leaves each SM's four tensor-core
-// schedulers mostly waiting on those loads. Step 06 gives each warp several accumulators that
-// share fragments.
-//
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/05_wmma --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include "step.hpp"
 #include "wmma_tiles.cuh"

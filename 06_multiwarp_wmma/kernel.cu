@@ -1,21 +1,13 @@
 // Step 06 — several warps per block, several accumulators per warp.
 //
-// Change from 05: a block of (block_tile_m / warp_tile_m) × (block_tile_n / warp_tile_n) warps
-// computes a block_tile_m × block_tile_n tile of C, and each warp a warp_tile_m × warp_tile_n part
-// of it, held in (warp_tile_m / 16) × (warp_tile_n / 16) accumulator fragments. For each 16-wide
-// slice of K, the warp loads its column of A fragments once and reuses each across the whole row
-// of accumulators; each B fragment is likewise loaded once and used by the whole column.
+// Adds to 05: a block of warps computes a block tile, each warp a warp tile of (warp_tile_m / 16)
+// × (warp_tile_n / 16) accumulators, loading each A and B fragment once per slice for a whole row
+// or column of them.
+// Why it helps: a 64 × 64 warp tile makes 8 fragment loads feed 16 mma_sync (05: 2 loads each),
+// and 16 independent accumulators keep the tensor cores busy while loads are in flight.
 //
-// Why it helps: with a 64 × 64 warp tile, one slice costs 4 + 4 = 8 fragment loads for 16
-// mma_sync (05: 2 loads per mma_sync), so global traffic per FLOP falls 4× and the arithmetic
-// intensity rises from 8 to 32 FLOP/byte; the 16 independent accumulators keep the tensor cores
-// busy while the next loads are in flight, and the warps of one block share rows of A and
-// columns of B in L1. (README.md measures the alternatives: reuse per warp beats warps per block.)
-// What it still lacks (cuBLAS has all of these): tiles staged once in shared memory for every warp
-// of the block, asynchronous copies that overlap loads with math, and on Hopper the warpgroup
-// instructions (wgmma) that feed the tensor cores from shared memory directly.
-//
-// The measured figures, the details and the arithmetic: README.md in this directory.
+// Run: build/bin/06_multiwarp_wmma --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include "step.hpp"
 #include "wmma_tiles.cuh"

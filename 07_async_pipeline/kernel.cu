@@ -1,31 +1,13 @@
 // Step 07 — the block's tiles staged once in shared memory by an asynchronous copy pipeline.
 //
-// Change from 06: the math is still nvcuda::wmma (the same 64 × 64 warp tiles of 4 × 4
-// accumulators, the same 128 × 128 block tile of 4 warps); only the memory path is new.
-//   - For each 32-wide slice of K, the block's 128 × 32 tile of A and 32 × 128 tile of B are copied
-//     ONCE from global memory into shared memory, by all 128 threads together, 16 bytes per copy;
-//     every warp then loads its WMMA fragments from shared memory. In 06 each warp fetched its own
-//     fragments from global memory, so the warps that share a row of A or a column of B each
-//     fetched it again.
-//   - The copies are asynchronous (cp.async, common/async_copy.cuh) and go into a ring of `stages`
-//     shared-memory buffers: while slice t is multiplied, slices t+1 … t+stages−1 are in flight.
-//   - Shared-memory rows are padded by 16 bytes so that the fragment loads and the 16-byte copies
-//     are free of bank conflicts (README.md: the bank arithmetic).
-//   - Blocks run in grouped order (8 tile rows at a time, grouped_block_tile_origin in
-//     common/kernel_utils.cuh), so blocks resident together share panels of A and B in L2.
-//   - The epilogue goes through shared memory (the pipeline's buffers, reused), so that each warp
-//     writes whole rows of C.
+// Adds to 06: each K slice of the block's A and B tiles is copied once into shared memory by
+// cp.async, into a ring of `stages` buffers (rows padded against bank conflicts), and every warp
+// loads its WMMA fragments from there; blocks run in grouped order.
+// Why it helps: a tile is requested once per block instead of once per warp, and a slice's copy is
+// issued stages − 1 slices ahead, so global memory's latency hides behind the tensor cores' work.
 //
-// Why it helps: the block requests each tile once instead of once per warp tile (32 → 64 FLOP per
-// requested byte; 06's L1 had served half of its repeats, so the L2 bytes do not fall, README.md),
-// and the shared-memory reads that replace the repeats are on-chip and nearly conflict-free.
-// Above all, the copies no longer stall the warps: in 06 a warp waited
-// for its loads before each slice's products; here the data for a slice was requested stages − 1
-// slices earlier, so the latency of global memory (hundreds of cycles) hides behind the tensor-core
-// work. With 74 KiB of shared memory per block, two blocks share an SM, so one
-// block's barrier waits hide behind the other's products.
-//
-// Details and the arithmetic: README.md in this directory.
+// Run: build/bin/07_async_pipeline --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <cstdint>
 

@@ -1,32 +1,15 @@
 // Step 09 (Hopper) — tiles copied by the tensor memory accelerator, products by warpgroup MMA.
 //
-// Change from 08: three Hopper-only mechanisms replace the per-thread machinery of the earlier
-// steps.
-//   - TMA: one thread asks the copy engine for a whole tile (cp.async.bulk.tensor), described once on
-//     the host by a CUtensorMap. The engine computes the addresses, writes the tile into shared
-//     memory already in the 128-byte swizzled layout that wgmma reads, and fills with zeros what lies
-//     outside the matrix: no address arithmetic, no edge tests, no swizzle code in the kernel.
-//   - mbarriers instead of __syncthreads: each of the `stages` shared-memory buffers has a "full"
-//     barrier (its phase completes when the copy engine has delivered all the stage's bytes) and an
-//     "empty" barrier (its phase completes when every consumer thread is done reading the stage).
-//   - wgmma: a warpgroup (4 warps, 128 threads) issues one asynchronous m64n256k16 product whose A
-//     and B come straight from shared memory through 64-bit matrix descriptors; no ldmatrix, no
-//     fragments in registers, only the accumulators. B is row-major (N contiguous): wgmma reads it
-//     "MN-major" through the descriptor's transpose flag, so no operand is ever transposed.
-// And the block is warp-specialized: warpgroup 0 is the producer (one thread issues every copy;
-// setmaxnreg gives its registers away), warpgroups 1 and 2 are consumers that only multiply, each a
-// 64 × 256 half of the 128 × 256 block tile, 128 FP32 accumulators per thread.
+// Adds to 08: one producer thread asks TMA for whole swizzled tiles into a ring of stages, mbarriers
+// say when a stage is full or empty, and two consumer warpgroups multiply it with wgmma m64n256k16
+// straight from shared memory (warp specialization, setmaxnreg).
+// Why it helps: wgmma reads its operands from shared memory at the tensor cores' pace, with a higher
+// ceiling than mma.sync, and no thread computes an address or a swizzle.
 //
-// Why it helps: mma.sync has a lower ceiling on Hopper than wgmma (08's microbenchmark measures it,
-// README.md compares), and wgmma reads its operands from shared memory at the tensor cores' own
-// pace. The 128 × 256 tile with K-slices of 64 does 2·128·256·64 FLOP per 48 KiB stage: 85 FLOP per
-// shared-memory byte, and 4 stages keep three slices in flight while one is multiplied.
-//
-// Shapes TMA cannot describe (K or N not a multiple of 8: row strides not 16-byte aligned) are handed
-// to step 08's kernel, which is correct for every shape. README.md: the pipeline, the descriptors,
-// the paths and the measurements.
+// Run: build/bin/09_wgmma_tma --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
+#include "general_gemm.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -269,7 +252,7 @@ bool tma_path_possible(const GemmProblem<__half>& p) {
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Variant>;
-  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  if (!tma_path_possible(p)) return general::launch(p, stream);
   constexpr auto kernel = wgmma_tma_gemm<Variant>;
   arm_watchdog();
   allow_dynamic_shared_memory<kernel>(L::shared_bytes);

@@ -1,29 +1,15 @@
 // Step 10 (Hopper) — persistent scheduling, grouped tile order, clusters with TMA multicast.
 //
-// Change from 09: the same producer/consumer block (one TMA warpgroup, two wgmma warpgroups, a
-// 128 × 256 tile, 4 stages of 64-wide K slices), scheduled differently.
-//   - Persistent grid: as many blocks as fit on the GPU at once (read from the device, one per SM),
-//     each walking a list of tiles. The barrier ring runs on across tiles, so the producer starts
-//     copying the next tile's first slices while the consumers still multiply, and then write back,
-//     the current one: the write-back of one tile overlaps the loads of the next, and no block pays
-//     a launch, a prologue or a tail of its own.
-//   - Tile order: the grouped order of 09 (grouped_tile, gemm_math.hpp), now over each block's list,
-//     so that the tiles in flight at any moment share a few panels of A and B, which L2 then serves.
-//   - Clusters of 2 blocks on vertically adjacent tiles, which need the same 64 × 256 slice of B for
-//     every K step: each block copies half of that slice with TMA *multicast*, delivered into both
-//     blocks' shared memory, and its own 128 × 64 slice of A: each block requests half of B. A stage of
-//     a block can now only be refilled when the consumers of *both* blocks are done with it (the
-//     peer's copy writes into it too), so each consumer warp releases a stage on the "empty" barrier
-//     of every block of the cluster.
-//   - A staged epilogue: each consumer writes its accumulators into a swizzled shared-memory buffer
-//     and one thread hands it to the copy engine (a TMA store), which writes C while the consumer
-//     goes on to the next tile.
+// Adds to 09: one block per SM walks a list of tiles (the barrier ring runs on across them), in
+// grouped order; clusters of 2 blocks share each slice of B by multicast; C goes out through shared
+// memory by TMA stores while the next tile's loads run.
+// Why it helps: no block pays a launch or a tail of its own, L2 serves the shared panels, each block
+// requests half of B, and the write-back overlaps the next tile.
 //
-// Each technique is registered as a variant of this step (--variant, README.md's table) and tested
-// like the step itself. Shapes TMA cannot describe (K or N not a multiple of 8) are handed to step
-// 08's kernel. README.md: each technique's measured share, and the profiling that shaped this kernel.
+// Run: build/bin/10_persistent_clusters --m 4096 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
+#include "general_gemm.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "step.hpp"
@@ -377,7 +363,7 @@ bool tma_path_possible(const GemmProblem<__half>& p) {
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   using L = Layout<Variant>;
-  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  if (!tma_path_possible(p)) return general::launch(p, stream);
   constexpr auto kernel = persistent_gemm<Variant>;
   arm_watchdog();
   // As many clusters as can be resident at once (read from the device: SM count, and how clusters

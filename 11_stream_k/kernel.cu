@@ -1,46 +1,16 @@
 // Step 11 (Hopper) — stream-K: every cluster busy to the end, whatever the number of tiles.
 //
-// Change from 10: the same warp-specialized persistent kernel (a TMA producer warpgroup, two wgmma
-// consumer warpgroups, 128 × 256 block tiles in 2-block clusters that share B by multicast, a staged
-// TMA-store epilogue), with a work-centric schedule instead of a tile-centric one.
-//   - 10 deals whole tiles to the resident clusters. When the tiles do not fill whole waves, the
-//     last wave runs on a few clusters while the others idle; with fewer tiles than clusters, most
-//     never work at all. Here the work is counted in iterations (one 64-wide k-slice of one cluster
-//     tile) and the iterations of the "split" tiles are dealt out to all clusters: each unit of work
-//     is one contiguous range of them, which may begin and end inside a tile (Schedule).
-//   - A range that begins or ends inside a tile leaves a partial sum of that tile. Each such
-//     partial goes to a workspace slot, and a flag says it is there (stored with release semantics,
-//     the launch's number as its value, so that the flags never need resetting). When its range is
-//     done, every unit that holds part of a split tile waits for the tile's other partials, adds
-//     them up in the order of their k-slices for one share of the tile (16 pieces of 64 × 32 split
-//     among the contributors' warpgroups), and writes that share of C: the fixup. The sum of every
-//     element is taken in the same order in every run, so results are bitwise reproducible: no
-//     atomics, no order that depends on who finishes first.
-//   - The schedule, the rule and the fixup protocol live in schedule.cuh beside this file, written
-//     once for this step and the next (12 includes it). The kernel that walks them is
-//     stream_k_kernel.cuh, also beside it: a template over the configuration below, which 14
-//     instantiates with other tiles. This file holds the configuration, the variants and the launch.
-//   - The rule (Config::decomposition, README.md derives and measures it): whole waves of tiles stay
-//     data-parallel (10's schedule, no fixup); each of the r remaining tiles is cut into ⌊clusters /
-//     r⌋ equal k-parts, one unit each, aligned across tiles so that the units running at the same
-//     time read the same k-slices of A and B (ranges dealt evenly over all the split iterations, as
-//     the stream-K paper does, land at scattered k and measured slower here: the variants
-//     stream_k_only and hybrid_even); a shape whose saving would not repay the fixup stays
-//     data-parallel.
-//   - The epilogue is 10's staged one, written per 64 × 32 chunk so that the fixup can write any
-//     share of a tile; 10's knob for plain stores is gone.
+// Adds to 10: the work is counted in k-slices of tiles; whole waves of tiles stay data-parallel and
+// the tiles of the last wave are cut into aligned k-parts over all clusters, whose partial sums meet
+// in a workspace and are added in a fixed order (the fixup): the same bits in every run.
+// Why it helps: a last wave of a few tiles no longer leaves most clusters idle.
 //
-// The workspace (partials and flags) comes from the harness, allocated once per shape, zeroed, and
-// sized by workspace_bytes below. Variants (README.md's tables): data-parallel only, split-K in 2
-// and 4 parts, the even deal of stream-K for every tile or for all but the whole waves, the fixup
-// by one unit alone or always shared, and no clusters. Problems TMA cannot describe (a leading
-// dimension or base off 16 bytes) are handed to step 08's kernel. stream_k.hpp declares what later
-// steps call: the launcher and the workspace.
+// Run: build/bin/11_stream_k --m 3072 --n 3072 --k 3072
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
-#include "11_stream_k/schedule.cuh"
-#include "11_stream_k/stream_k.hpp"
-#include "11_stream_k/stream_k_kernel.cuh"
+#include "general_gemm.hpp"
+#include "sm90/stream_k_kernel.cuh"
+#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 
 namespace worklog {
@@ -61,7 +31,7 @@ struct Config {
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
-  static constexpr Decomposition decomposition = Decomposition::hybrid;  // schedule.cuh: the rule
+  static constexpr Decomposition decomposition = Decomposition::hybrid;  // stream_k_schedule.cuh: the rule
   static constexpr int split_k = 1;                                      // parts per tile, for Decomposition::split_k
   static constexpr int fixup_slices = 16;      // splitting costs a unit about this many k-slices (README.md)
   static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
@@ -82,7 +52,7 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 // The kernel where TMA can describe A, B and C; 08's kernel for the other problems.
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (!stream_k::tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  if (!stream_k::tma_path_possible(p)) return general::launch(p, stream);
   stream_k::launch_tma<Variant>(p, stream, "11_stream_k");
 }
 
@@ -114,12 +84,6 @@ struct NoCluster : Config {
 };
 
 }  // namespace
-
-// What later steps call (stream_k.hpp).
-void stream_k::launch(const GemmProblem<__half>& p, cudaStream_t stream) { launch_config<Config>(p, stream); }
-std::size_t stream_k::workspace_bytes(Shape shape, Strides strides) {
-  return worklog::workspace_bytes<Config>(shape, strides);
-}
 
 // One fetch of A and B from global memory serves a cluster's 256 × 256 of C (two blocks sharing B).
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.

@@ -1,42 +1,13 @@
 // Step 12 (Hopper) — swap AB: few rows of A, at the speed of DRAM.
 //
-// Change from 11: a second kernel for small M, the GEMM of a language model generating text (M =
-// batch × new tokens, 1 to a few hundred, against weights of N × K = thousands × thousands).
-//   - 11 cuts C into 128-row tiles: with M = 16, 7/8 of every wgmma multiplies rows that do not
-//     exist, the lower block of each cluster lies wholly below C, and 4096 columns make 16 tiles.
-//     Yet this work is bound by memory, not by the tensor cores: 2·M·N·K FLOP over the 2·N·K bytes
-//     of B is M FLOP per byte, far below the ~200 at which an H200 stops waiting for DRAM
-//     (README.md: the roofline). What counts is that many SMs keep bytes of B in flight.
-//   - So compute Cᵀ = Bᵀ·Aᵀ instead. The long N becomes wgmma's 64-row side (each block tile is 128
-//     columns of C, one 64-row wgmma per consumer warpgroup) and M becomes the instruction's n,
-//     which may be any multiple of 8 up to 256: a menu of widths (8, 16, 32, 64, 128, 256) picked
-//     from M at launch wastes at most the rounding. No operand is copied or transposed in memory:
-//     B's tile, whose rows are contiguous in n, is wgmma's A operand read MN-major (the descriptor
-//     of 09's B, with the instruction's "transpose A" flag); A's tile, contiguous in k, is its B
-//     operand read K-major (09's A descriptor). The epilogue writes the transposed tile into C.
-//   - The work is 11's (tile, k-slice) iterations, walked by 11's schedule (11_stream_k/schedule.cuh,
-//     included, not copied): a few dozen tiles of 128 columns leave most SMs idle unless K is split,
-//     so the tiles that do not fill whole waves are cut into aligned k-parts, one per SM (11's rule;
-//     dealing every slice evenly, the stream-K paper's way, measured slower here too).
-//   - Where every tile fits in one wave, the k-parts of a tile run as one cluster and add their
-//     partial sums in the cluster's shared memory, in the order of their ranks (reduce_in_cluster):
-//     no round trip through a workspace in L2, no flags. Otherwise a split tile is fixed up through
-//     the workspace, in a fixed order, by the unit holding its slice 0 (11's fixup).
-//   - Where the tiles are so few that each is cut in k anyway (4096 columns), tiles of 64 columns
-//     (one consumer warpgroup, NarrowTiles) keep as many SMs busy with half the k-parts to add up
-//     (at 6144 columns and K up to 4096, none): the launch takes them there (narrow_pays).
-//   - No multicast: A is a few KiB per slice, and L2 serves it to every block; B is read once.
-//   - Shared memory holds nothing but stages: the epilogue writes straight from registers (a few
-//     rows of C), and each stage is as small as the width allows, so the pipeline is as deep as
-//     227 KiB permits (at width 256, for 13's unaligned C, it may hold rows of C: write_back.cuh).
+// Adds to 11: for M up to 128, the kernel computes Cᵀ = Bᵀ·Aᵀ, so that M becomes the wgmma's n (a
+// width of 8 to 256, picked from M) and N its 64-row side, and cuts K over the SMs; a tile's
+// k-parts that fit in one wave add up in their cluster's shared memory.
+// Why it helps: decode-time GEMMs are bound by reading B once; the swap wastes no tensor-core rows
+// on rows of C that do not exist and keeps every SM's copies of B in flight.
 //
-// M above swap_ab::max_m goes to 11 (README.md: the crossover), through the launcher 11 declares
-// (11_stream_k/stream_k.hpp); problems TMA cannot describe (lda or ldb not a multiple of 8, a base
-// off 16 bytes) to step 08's kernel. The workspace (partials and flags, 11's) comes from the harness.
-// swap_ab.hpp declares what 13 calls, and launch_chained, the programmatic dependent launch of a
-// chain of layers (chain.cu). Variants (README.md's tables): the swap for every M, whole tiles only,
-// the even deal, split-K, 11's shared fixup, 11's workspace fixup for every shape, and tiles of
-// 64 columns everywhere.
+// Run: build/bin/12_swap_ab --m 16 --n 4096 --k 4096
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <algorithm>
 #include <array>
@@ -44,13 +15,13 @@
 #include <type_traits>
 #include <utility>
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
-#include "11_stream_k/schedule.cuh"
-#include "11_stream_k/stream_k.hpp"
 #include "12_swap_ab/swap_ab.hpp"
 #include "12_swap_ab/write_back.cuh"
+#include "general_gemm.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
+#include "sm90/stream_k_gemm.hpp"
+#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 #include "tensor_map.hpp"
 #include "watchdog.cuh"
@@ -693,7 +664,7 @@ void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
 
 template <class Variant>
 void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  if (!tma_path_possible(p)) return general::launch(p, stream);
   if (p.m > Variant::swap_max_m) return stream_k::launch(p, stream);
   launch_swapped<Variant>(p, stream);
 }
@@ -735,7 +706,7 @@ void swap_ab::launch_chained(const GemmProblem<__half>& p, cudaStream_t stream) 
   worklog::launch_swapped<Config, true>(p, stream);
 }
 void swap_ab::launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream) {
-  if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);
+  if (!tma_path_possible(p)) return general::launch(p, stream);
   worklog::launch_swapped<Config>(p, stream);
 }
 std::size_t swap_ab::workspace_bytes(Shape shape, Strides strides) {
@@ -760,7 +731,7 @@ swap_ab::SwappedTile swapped_tile(const char* description) {
           L::block_tile_n,
           L::stages,
           [](const GemmProblem<__half>& p, cudaStream_t stream) {
-            if (!tma_path_possible(p)) return mma_ldmatrix::launch(p, stream);  // as 12: 08's kernel
+            if (!tma_path_possible(p)) return general::launch(p, stream);  // as 12: 08's kernel
             launch_swapped_at<Variant, width>(p, stream);
           },
           swapped_workspace_at<Variant, width>,

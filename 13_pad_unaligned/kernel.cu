@@ -1,34 +1,23 @@
 // Step 13 (Hopper) — any alignment at full speed: pad once, or read in place.
 //
-// Change from 12: problems whose rows TMA cannot describe (a leading dimension not a multiple of 8
-// halves, or a pointer off 16 bytes) no longer go to 08's element-wise kernel, a fraction of the
-// aligned speed: one extra column of a packed operand cost 12 (like 10 and 11) its Hopper kernel.
-//   - Pad once, as PyTorch's compiler does in front of cuBLAS (Inductor's pad_mm pass): copy the
-//     operand into the workspace with its leading dimension rounded up to a multiple of 8 (pad_copy:
-//     16-byte stores of funnel-shifted 16-byte loads) and hand the copy to 12's launcher (swap_ab.hpp)
-//     as an ordinary problem. The copy reads and writes the operand once (README.md: the arithmetic).
-//   - C with unaligned rows: 11 stores C by TMA and cannot take it; the swap kernel writes C with
-//     ordinary stores. For M above 12's swap, up to K = direct_c_max_k (where writing C is most of the
-//     work) the swap kernel runs at its widest tile; above it, 11 writes a padded C that unpad_c copies
-//     out, adding beta·C.
-//   - Read in place: with few rows of A the GEMM is one pass over B, which a copy would triple. There
-//     (M ≤ in_place_max_m, B's rows unaligned) a kernel of this file reads A and B where they are:
-//     cp.async moves the aligned 16-byte chunks that cover each row, and mma.sync fragments are read
-//     from a few halves into the shared row (12's swap on mma.sync; README.md: why it stays here).
-// One function decides a problem's route (plan_padding), for the workspace's size and the launch;
-// aligned problems copy nothing. pad_unaligned.hpp declares what 14 calls. Variants (README.md's
-// tables): the copy always, C always staged, C always by the swap kernel.
+// Adds to 12: operands whose rows TMA cannot describe are copied once into the workspace with their
+// leading dimension rounded up to 8 and handed to 12's launcher; an unaligned C is written by the
+// swap kernel or staged and copied out; few rows of A with an unaligned B are read in place.
+// Why it helps: one extra column no longer sends a problem to a kernel a fraction as fast.
+//
+// Run: build/bin/13_pad_unaligned --m 4097 --n 4097 --k 4097
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <algorithm>
 #include <type_traits>
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
-#include "11_stream_k/schedule.cuh"  // epochs: the in-place kernel's counters hold the launch's
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "async_copy.cuh"
+#include "general_gemm.hpp"
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
+#include "sm90/stream_k_schedule.cuh"  // epochs: the in-place kernel's counters hold the launch's
 #include "step.hpp"
 #include "tensor_map.hpp"
 
@@ -530,7 +519,7 @@ void launch_padded_with(const GemmProblem<__half>& p, cudaStream_t stream, Launc
              c_ok = tma_describable(p.c, p.ldc, sizeof(float)) && p.n % 4 == 0;
   const Padding d = plan_padding<Pad>(shape_of(p), strides_of(p), a_ok, b_ok, c_ok, solve_workspace);
   // A workspace sized for aligned pointers holds no padded copies: such operands go to 08's kernel.
-  if (d.total > (p.workspace ? p.workspace_bytes : 0)) return mma_ldmatrix::launch(p, stream);
+  if (d.total > (p.workspace ? p.workspace_bytes : 0)) return general::launch(p, stream);
   unsigned char* scratch = static_cast<unsigned char*>(p.workspace);
   GemmProblem<__half> q = p;  // the problem the path it hands over to solves
   q.workspace = d.rest_bytes ? scratch + d.rest_offset : nullptr;

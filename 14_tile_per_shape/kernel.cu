@@ -1,30 +1,12 @@
 // Step 14 (Hopper) — a tile for every shape: a menu of kernels, and a model that picks one.
 //
-// Change from 13: the Hopper kernel is a family. Steps 09 to 13 run one block tile, 128 × 256 (12:
-// its swapped widths); a library runs many, and picks one per shape.
-//   - 11's kernel (stream_k_kernel.cuh, a template over its configuration) with other tiles: 64 or
-//     128 rows (one 64-row consumer warpgroup per wgmma_m, one or two of them), 64 to 256 columns
-//     (the wgmma's n, a multiple of 64: one 64-column TMA box of B each), clusters of one or two
-//     blocks, and as many pipeline stages as shared memory holds for that tile. The schedule is 11's
-//     too (schedule.cuh), so every entry splits the tiles of its own last wave by 11's rule.
-//   - The menu: a list of instantiations, each one line (menu_items below), each a variant of the step.
-//   - The choice: a model predicts each entry's time on the shape from the work of its busiest
-//     cluster under 11's plan (slices: whole waves, then its part of a split last wave; segments: a
-//     pipeline fill and a write-back each; a fixup; slices whose rows start off a 128-byte line), each
-//     term at a price that a calibration measured for that entry on this GPU (calibration.inc, written
-//     by the calibrate tool beside this file from shapes of the entry's own waves, never a shape of the
-//     corpus). It runs the cheapest.
-//   - Best of menu (a variant): time every entry on the shape, in the process, and run the fastest:
-//     the bound the model is judged against.
-//   - Few columns: one column, or a few columns of few rows (a dot product, a matrix times a vector),
-//     leave most tiles' columns empty and most SMs idle: a pass over A with K split over the GPU
-//     (pass_over_a.cuh).
-//   - Tiny K: with K ≤ 32 an element of C is one or two mma.sync k-steps, and the time is C's write:
-//     a kernel of its own holds B's columns in registers and stores C by whole lines, any alignment
-//     (tiny_k.cuh).
-//   - Small problems (every side ≤ small_max): 08's kernel with 32 × 32 tiles, one plain launch.
-//   - Every other shape goes where the earlier steps answer it: few rows (M ≤ few_rows) to 12's
-//     swapped family, whose widths follow M; rows TMA cannot describe to 13's padding.
+// Adds to 13: 11's kernel at nine block tiles and clusters (the menu), and a model that prices each
+// entry's busiest cluster on the shape (slices, segments, fixups) at prices measured on the GPU and
+// runs the cheapest; few columns, tiny K and small problems take kernels of their own.
+// Why it helps: the tile that fills the GPU best differs from shape to shape.
+//
+// Run: build/bin/14_tile_per_shape --m 1024 --n 1024 --k 1024
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <algorithm>
 #include <cstdint>
@@ -35,9 +17,6 @@
 #include <tuple>
 #include <vector>
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
-#include "11_stream_k/schedule.cuh"
-#include "11_stream_k/stream_k_kernel.cuh"
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/launch_routes.cuh"
@@ -45,9 +24,12 @@
 #include "14_tile_per_shape/tile_per_shape.hpp"
 #include "14_tile_per_shape/tiny_k.cuh"
 #include "device_buffer.hpp"
+#include "general_gemm.hpp"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
+#include "sm90/stream_k_kernel.cuh"
+#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 #include "tensor_map.hpp"
 #include "watchdog.cuh"

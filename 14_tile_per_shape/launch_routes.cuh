@@ -16,11 +16,12 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "08_mma_ldmatrix/mma_ldmatrix.hpp"
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/tile_per_shape.hpp"
 #include "gemm_math.hpp"
+#include "general_gemm.hpp"
+#include "kernel_utils.cuh"  // is_aligned
 #include "step.hpp"
 #include "tensor_map.hpp"
 
@@ -53,9 +54,9 @@ struct Routes {
         return launch_tiny_k(p, stream);
       case Route::small_problem:
         // A few microseconds of products, on which the menu's smallest tiles leave most SMs idle and
-        // 13 adds copies where rows are unaligned; 08's kernel with 32 × 32 tiles (mma_ldmatrix.hpp)
+        // 13 adds copies where rows are unaligned; 08.s kernel with 32 × 32 tiles (general_gemm.hpp)
         // is one launch with no workspace and reads any alignment.
-        return mma_ldmatrix::launch_small_tile(p, stream);
+        return general::launch_small_tile(p, stream);
       case Route::padded:
         return pad_unaligned::launch_with(p, stream, launch_aligned, aligned_workspace_bytes);
       case Route::few_rows:

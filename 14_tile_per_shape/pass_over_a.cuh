@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "11_stream_k/schedule.cuh"  // epochs: the parts' counters hold the launch's
 #include "kernel_utils.cuh"
+#include "sm90/stream_k_schedule.cuh"  // epochs: the parts' counters hold the launch's
 #include "step.hpp"
 
 namespace worklog {

@@ -13,7 +13,7 @@
 #include "step.hpp"
 
 namespace worklog::stream_k {
-struct Plan;  // 11's plan of a schedule (11_stream_k/schedule.cuh)
+struct Plan;  // 11's plan of a schedule (common/sm90/stream_k_schedule.cuh)
 }
 
 namespace worklog::tile_per_shape {

@@ -1,23 +1,13 @@
-// Step 15 (Hopper) — both orientations: the menu gains cuBLAS's side of the swap, and the route is
-// decided once.
+// Step 15 (Hopper) — both orientations: the menu gains cuBLAS's side of the swap.
 //
-// Change from 14: 14's menu holds one orientation. Its tiles are rows of C × columns of C with B in
-// 64-column TMA boxes, one per 64 columns of the wgmma's n, so a tile's columns move in steps of 64
-// and its rows in steps of 64 (one consumer warpgroup per wgmma_m). cuBLAS is column-major: for our
-// row-major C = A·B it computes Cᵀ = Bᵀ·Aᵀ, and the tile in its kernel's name, R × S, is R of our
-// columns by S of our rows (README.md: its picks). That is 12's swap: B is wgmma's A operand, read
-// transposed, 64 columns of C per consumer; A is wgmma's B operand, K-major, whose n, our rows, may
-// be any multiple of 8 up to 256.
-//   - The menu: 14's entries, as 14 runs them, and 12's swap kernel at fixed block tiles (swap_ab.hpp:
-//     swapped_tiles: 128 columns × 64, 96, 128 or 192 rows; 64 columns × 64 or 128 rows), each priced
-//     by 14's model (the work of its busiest worker under 11's schedule, or its part of a cluster split) at prices that
-//     this step's calibration measured for every entry on this GPU (calibration.inc, by the calibrate tool beside this
-//     file). Nothing of either kernel is copied: 15 calls them through the interfaces 12 and 14 declare.
-//   - The route, decided once: 14's routes (launch_routes.cuh, over tile_per_shape::route_of), with
-//     this step's model on the menu's route; the launch and the workspace the harness allocates read
-//     the same route, and the workspace is that route's, not the largest of all.
-//   - 13's padding as a transform (pad_unaligned.hpp: launch_with): where TMA cannot describe the rows,
-//     the operands are padded into the workspace and the padded problem comes back to this menu.
+// Adds to 14: 12's swap kernel at fixed block tiles joins the menu, every entry priced by 14's model
+// at prices this step measured, and the route of a problem is decided once for the launch and its
+// workspace.
+// Why it helps: cuBLAS computes Cᵀ = Bᵀ·Aᵀ, whose tiles step in 8 rows; shapes between 14's tiles
+// find an entry that fits them.
+//
+// Run: build/bin/15_both_orientations --m 1024 --n 1024 --k 1024
+// The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
 
 #include <algorithm>
 #include <cstddef>
@@ -25,14 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include "11_stream_k/schedule.cuh"
-#include "11_stream_k/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
 #include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/launch_routes.cuh"
 #include "14_tile_per_shape/tile_per_shape.hpp"
 #include "15_both_orientations/both_orientations.hpp"
 #include "kernel_utils.cuh"
+#include "sm90/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
+#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 
 namespace worklog {

@@ -1,9 +1,9 @@
-// The DRAM bandwidth of this GPU, measured by a copy and by a read: the floor under step 12's
-// memory-bound shapes. Built as build/bin/12_swap_ab_dram_copy; prints "DRAM copy: X TB/s (read +
+// The DRAM bandwidth of this GPU, measured by a copy and by a read: the floor under the
+// memory-bound shapes. Built as build/bin/dram_copy (tools/README.md); prints "DRAM copy: X TB/s (read +
 // write)" and "DRAM read: Y TB/s", then, for each shape given, the time it takes to move the bytes a
 // GEMM must move at the read rate.
 //
-// Usage: 12_swap_ab_dram_copy [--help] [--mib N] [--shape MxNxK]... Exit codes as every program of
+// Usage: dram_copy [--help] [--mib N] [--shape MxNxK]... Exit codes as every program of
 // the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 3 (4 GiB do not fit), 5 (CUDA error),
 // 77 (no usable CUDA device).
 //

@@ -240,6 +240,32 @@ def compare(committed, built):
     return lines
 
 
+def match_report(before, after):
+    """Every kernel of `after` matched by fingerprint with `before` (a restructure's proof): per step,
+    how many of its kernels have a fingerprint the same step had before, how many one that another
+    step had (code moved between files or steps), how many are new; and the kernels of before that
+    no step has now."""
+    by_step = {}
+    for r in before:
+        by_step.setdefault(r["step"], set()).add(r["sass_sha256"])
+    anywhere = {r["sass_sha256"] for r in before}
+    now = {r["sass_sha256"] for r in after}
+    lines, steps = [], sorted({r["step"] for r in after} | set(by_step))
+    for step in steps:
+        rows = [r for r in after if r["step"] == step]
+        same = sum(r["sass_sha256"] in by_step.get(step, set()) for r in rows)
+        moved = sum(r["sass_sha256"] not in by_step.get(step, set()) and r["sass_sha256"] in anywhere for r in rows)
+        new = [r for r in rows if r["sass_sha256"] not in anywhere]
+        dropped = len(by_step.get(step, set()) - {r["sass_sha256"] for r in rows})
+        lines.append(f"{step}: {len(rows)} kernels, {same} as this step had them, {moved} as another step had them, "
+                     f"{len(new)} new; {dropped} fingerprint(s) of this step's before not in it now")
+        lines += [f"    new: {r['kernel']} ({r['source']}) {r['sass_sha256']}" for r in new]
+    gone = sorted({(r["kernel"], r["sass_sha256"]) for r in before if r["sass_sha256"] not in now})
+    lines.append(f"fingerprints of before that no step has now: {len(gone)}")
+    lines += [f"    gone: {kernel} {digest}" for kernel, digest in gone]
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="SASS fingerprints of every step's kernels: write or check them.")
     parser.add_argument("--bin-dir", required=True, help="the build's bin folder (the steps and worklog_steps.txt)")
@@ -249,6 +275,8 @@ def main(argv=None):
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="rewrite the file from this build")
     mode.add_argument("--check", action="store_true", help="compare this build with the file (the default)")
+    mode.add_argument("--match", metavar="BEFORE", help="match this build's kernels by fingerprint with an earlier "
+                                                          "fingerprints file (a restructure's proof), whatever their names")
     args = parser.parse_args(argv)
     bin_dir = Path(args.bin_dir)
     try:
@@ -262,6 +290,9 @@ def main(argv=None):
     if args.write:
         write(args.file, rows, header_for(version, tools))
         print(f"fingerprints: wrote {len(rows)} kernels to {args.file}")
+        return exit_codes.EXIT_OK
+    if args.match:
+        print("\n".join(match_report(read(args.match)[1], rows)))
         return exit_codes.EXIT_OK
     header, committed = read(args.file)
     committed_version = next((line[len("nvcc "):] for line in header if line.startswith("nvcc ")), "unknown")

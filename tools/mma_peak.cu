@@ -1,8 +1,8 @@
 // The mma.sync ceiling of this GPU: how many TFLOP/s mma.sync.m16n8k16 (FP16 in, FP32 accumulate)
-// delivers when nothing else is in the way. Built as build/bin/08_mma_ldmatrix_mma_peak; prints
+// delivers when nothing else is in the way. Built as build/bin/mma_peak (tools/README.md); prints
 // one line, "mma.sync peak: X TFLOP/s".
 //
-// Usage: 08_mma_ldmatrix_mma_peak [--help]. It takes no other argument; exit codes as every
+// Usage: mma_peak [--help]. It takes no other argument; exit codes as every
 // program of the worklog (common/exit_codes.hpp): 0, 4 (no mma.sync on this GPU), 5 (CUDA error),
 // 77 (no usable CUDA device, with the reason: no driver, a driver too old, no GPU).
 //

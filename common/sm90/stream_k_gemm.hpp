@@ -1,7 +1,7 @@
-// What step 11 offers the later steps: its launcher and the workspace it needs, for the problems they
-// hand it (12: more rows than its swap takes; 13: padded copies). Defined in 11_stream_k/kernel.cu; a
-// later step's program links 11's kernel in through add_worklog_step(... FALLBACK 11_stream_k). The
-// schedule itself, which 12 shares, is schedule.cuh beside this file.
+// The library's stream-K GEMM (stream_k_gemm.cu): the stream-K kernel (stream_k_kernel.cuh) at one
+// configuration, 128 × 256 block tiles in clusters of two, whole waves data-parallel and the last
+// wave in aligned k-parts. What a Hopper step hands the problems it does not take itself (more rows
+// than the swap kernel takes; padded copies).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -14,9 +14,9 @@
 
 namespace worklog::stream_k {
 
-// C = alpha·A·B + beta·C by step 11: its kernel where TMA can describe A, B and C (bases 16-byte
-// aligned, lda and ldb multiples of 8, ldc and N of 4), step 08's otherwise. p.workspace must hold
-// workspace_bytes(shape, strides) bytes.
+// C = alpha·A·B + beta·C: the stream-K kernel where TMA can describe A, B and C (bases 16-byte
+// aligned, lda and ldb multiples of 8, ldc and N of 4), the general kernel otherwise. p.workspace
+// must hold workspace_bytes(shape, strides) bytes.
 void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 
 // Bytes of workspace launch() needs for a shape with these (resolved) strides, on the current device.

@@ -1,15 +1,13 @@
-// Step 11's kernel, for every step that runs it: a template over its configuration (block tile,
-// stages, cluster, the schedule's rule), which 11's kernel.cu instantiates with its own 128 × 256
-// tile and its variants, and 14 with each tile of its menu. What it does is kernel.cu's header: 10's
-// warp-specialized persistent kernel (a TMA producer warpgroup, one wgmma consumer warpgroup per 64
-// rows, clusters that share B by multicast, a staged TMA-store epilogue) walking the stream-K
-// schedule of schedule.cuh, and the launch on problems TMA can describe (tma_path_possible: the
-// caller sends the others elsewhere).
+// The stream-K kernel (step 11's; its README teaches it): a template over its configuration (block
+// tile, stages, cluster, the schedule's rule). 10's warp-specialized persistent kernel (a TMA
+// producer warpgroup, one wgmma consumer warpgroup per 64 rows, clusters that share B by multicast,
+// a staged TMA-store epilogue) walking the schedule of stream_k_schedule.cuh, and its launch on
+// problems TMA can describe (tma_path_possible: the caller sends the others elsewhere).
 //
 // A configuration gives: block_tile_m (64 or 128), block_tile_n (64, 128, 192 or 256: a wgmma's n),
 // block_tile_k (64), stages, group_rows, producer_registers, consumer_registers, cluster_size (1 or
-// 2), c_buffers, and the schedule's policy (schedule.cuh: decomposition, split_k, fixup_slices,
-// fixup_alone_units). Layout derives the rest and checks each knob by name.
+// 2), c_buffers, and the schedule's policy (decomposition, split_k, fixup_slices, fixup_alone_units).
+// Layout derives the rest and checks each knob by name.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -17,9 +15,9 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "11_stream_k/schedule.cuh"
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
+#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 #include "swizzle.hpp"
 #include "tensor_map.hpp"
@@ -211,7 +209,9 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[L::
   }
 }
 
-// What the watchdog says when a wait never ends (watchdog.cuh).
+// What the watchdog says when a wait never ends (watchdog.cuh). It names the step that teaches this
+// kernel, whichever step runs it: the text is compiled into the kernel's code (the watchdog's report
+// copies it character by character), so a name of its own per step would be a kernel of its own.
 struct FullWait {
   static constexpr WaitSite site{
       "11_stream_k", "consumer", "full",

@@ -1,4 +1,5 @@
-// Step 11's schedule, written once for the steps that split tiles along K (11 and 12 include it):
+// The stream-K schedule (step 11's idea; its README derives the rule and the protocol), for the
+// kernels that split tiles along K (stream_k_kernel.cuh, swap_kernel.cuh):
 //   - the work as one line of iterations, (tile, k-slice) numbered tile · k_tiles + slice, and the
 //     units that cut it into contiguous ranges (Schedule), walked alike by producer and consumers
 //     (Walk, Segment);
@@ -9,9 +10,8 @@
 //     nothing is ever reset and nothing a launch before left behind is taken for this one's; the
 //     units of a split tile then add the partials up in the order of their k-slices, the same order in
 //     every run (bitwise reproducible), by one unit alone or shared among all of them.
-// A step supplies what differs: its tiles (a cluster of two 128 × 256 blocks in 11, one block of
-// width × 128 in 12), its partial layout (accumulators per thread) and how a tile or a piece of one is
-// written to C. README.md (11's) derives the rule and the protocol.
+// A kernel supplies what differs: its tiles, its partial layout (accumulators per thread) and how a
+// tile or a piece of one is written to C.
 #pragma once
 
 #include <algorithm>

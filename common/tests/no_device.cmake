@@ -1,10 +1,10 @@
 # On a machine without a usable CUDA device (CI), every program says why in words a reader can act
 # on, and writes nothing. Usage:
-#   cmake -DEXE=<step executable> -DSTEP=<its name> -DEXTRA=<an EXTRA program, or empty> -DGPU_TESTS=<gpu_tests>
+#   cmake -DEXE=<step executable> -DSTEP=<its name> -DEXTRA=<a program of tools/, or empty> -DGPU_TESTS=<gpu_tests>
 #         -DPYTHON=<python3 or empty> -DPROBE=<common/cuda_probe.py> -DWORK_DIR=<scratch> -P no_device.cmake
 # Checks: the step exits 77 with one line "<step>: error: <reason>"; the reason never sends a reader
 # to upgrade a driver they do not have (the runtime's "driver version is insufficient"); a --csv
-# file is not created; the EXTRA program (08's mma_peak) and gpu_tests give the same reason; so does common/cuda_probe.py,
+# file is not created; a program of tools/ (mma_peak) and gpu_tests give the same reason; so does common/cuda_probe.py,
 # which CMake asks at configure time for the worklog preset. Prints "SKIPPED:" where there is a device.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")

@@ -1,16 +1,57 @@
-// Host tests of step 11's use of the stream-K schedule (11_stream_k/kernel.cu, included whole to reach
-// its configurations, which stream_k_kernel.cuh plans): for many shapes, numbers of resident clusters
-// and every decomposition, the checks of stream_k_schedule_check.hpp; and the decomposition rule must
-// give what README.md derives for the shapes it draws. stream_k_schedule_12.cu does the same for 12's
-// use. No GPU needed.
+// Host tests of the stream-K schedule (common/sm90/stream_k_schedule.cuh) as the stream-K kernel
+// (common/sm90/stream_k_kernel.cuh) plans it, at 128 × 256 tiles in clusters of two and the other
+// decompositions: for many shapes and numbers of resident clusters, the checks of
+// stream_k_schedule_check.hpp; and the rule must give what 11's README derives for the shapes it
+// draws. stream_k_schedule_12.cu does the same for the swap kernel's use. No GPU needed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "11_stream_k/kernel.cu"
+#include "sm90/stream_k_kernel.cuh"
+#include "sm90/stream_k_schedule.cuh"
 #include "stream_k_schedule_check.hpp"
+
+namespace {
+
+using worklog::stream_k::Decomposition;
+
+// The configurations planned: 128 × 256 tiles in clusters of two with the hybrid rule (step 11's),
+// and each other decomposition and fixup rule.
+struct Config {
+  static constexpr int block_tile_m = 128, block_tile_n = 256, block_tile_k = 64, stages = 4, group_rows = 8;
+  static constexpr int producer_registers = 40, consumer_registers = 232, cluster_size = 2, c_buffers = 2;
+  static constexpr Decomposition decomposition = Decomposition::hybrid;
+  static constexpr int split_k = 1, fixup_slices = 16, fixup_alone_units = 2;
+};
+struct DataParallel : Config {
+  static constexpr Decomposition decomposition = Decomposition::data_parallel;
+};
+struct SplitK2 : Config {
+  static constexpr Decomposition decomposition = Decomposition::split_k;
+  static constexpr int split_k = 2;
+};
+struct SplitK4 : SplitK2 {
+  static constexpr int split_k = 4;
+};
+struct StreamKOnly : Config {
+  static constexpr Decomposition decomposition = Decomposition::stream_k;
+};
+struct HybridEven : Config {
+  static constexpr Decomposition decomposition = Decomposition::hybrid_even;
+};
+struct FixupAlone : Config {
+  static constexpr int fixup_alone_units = 1 << 30;
+};
+struct FixupShared : Config {
+  static constexpr int fixup_alone_units = 1;
+};
+struct NoCluster : Config {
+  static constexpr int cluster_size = 1;
+};
+
+}  // namespace
 
 using namespace worklog;
 using stream_k::Plan;
@@ -47,25 +88,25 @@ void check_all() {
 
 }  // namespace
 
-TEST_CASE("stream-K schedule, 11: the step (hybrid, shared fixup)") { check_all<Config>(); }
-TEST_CASE("stream-K schedule, 11: data-parallel only") { check_all<DataParallel>(); }
-TEST_CASE("stream-K schedule, 11: split-K 2 and 4") {
+TEST_CASE("stream-K schedule, 128 × 256 tiles: the hybrid rule, shared fixup") { check_all<Config>(); }
+TEST_CASE("stream-K schedule, 128 × 256 tiles: data-parallel only") { check_all<DataParallel>(); }
+TEST_CASE("stream-K schedule, 128 × 256 tiles: split-K 2 and 4") {
   check_all<SplitK2>();
   check_all<SplitK4>();
 }
-TEST_CASE("stream-K schedule, 11: stream-K only") { check_all<StreamKOnly>(); }
-TEST_CASE("stream-K schedule, 11: the fixup alone, the fixup shared") {
+TEST_CASE("stream-K schedule, 128 × 256 tiles: stream-K only") { check_all<StreamKOnly>(); }
+TEST_CASE("stream-K schedule, 128 × 256 tiles: the fixup alone, the fixup shared") {
   check_all<FixupAlone>();
   check_all<FixupShared>();
 }
-TEST_CASE("stream-K schedule, 11: no clusters") { check_all<NoCluster>(); }
+TEST_CASE("stream-K schedule, 128 × 256 tiles: no clusters") { check_all<NoCluster>(); }
 
-TEST_CASE("stream-K schedule, 11: the even deals of every tile and of all but the whole waves") {
+TEST_CASE("stream-K schedule, 128 × 256 tiles: the even deals of every tile and of all but the whole waves") {
   check_all<StreamKOnly>();
   check_all<HybridEven>();
 }
 
-TEST_CASE("stream-K schedule, 11: the rule on the shapes README.md draws (66 clusters of 2)") {
+TEST_CASE("stream-K schedule, 128 × 256 tiles: the rule on the shapes 11's README draws (66 clusters of 2)") {
   using stream_k::Schedule;
   auto schedule_of = [](Shape shape) { return stream_k::plan_shape<Config>(shape.m, shape.n, shape.k, 66).schedule; };
   // 3072³: 144 cluster tiles = 2 waves of 66 + 12: the 12 in 5 parts of 10, 10, 10, 9, 9 slices.

@@ -1,4 +1,4 @@
-// The checks of a stream-K schedule (11_stream_k/schedule.cuh) as a step plans it, shared by the host
+// The checks of a stream-K schedule (common/sm90/stream_k_schedule.cuh) as a kernel plans it, shared by the host
 // tests of 11's and 12's use of it (stream_k_schedule.cu, stream_k_schedule_12.cu). For a plan, the
 // walks of all workers, played on the CPU exactly as the kernel's producer and consumers play them, must
 //   - cover every (tile, k-slice) exactly once;
@@ -15,7 +15,7 @@
 #include <set>
 #include <vector>
 
-#include "11_stream_k/schedule.cuh"
+#include "sm90/stream_k_schedule.cuh"
 
 namespace worklog::stream_k::testing {
 

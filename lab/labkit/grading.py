@@ -28,7 +28,7 @@ from .release import source_commit
 from .rubric import performance_size
 from .runs import (GradingError, Outcome, case_result, check_verdict, cuda_devices, error_message, read_csv_row,
                    run)
-from .steps import KERNEL, RELEASE_RECORD, region_files
+from .steps import KERNEL, RELEASE_RECORD, region_files, step_sources
 from .tasks import load_tasks
 
 # The pieces live by concern: runs.py (commands and what a case run's outcome says), builds.py
@@ -55,8 +55,9 @@ def handout_of(reference, step, level, self_check, handed_out=None):
         record_path = Path(reference) / RELEASE_RECORD
         try:
             handouts = json.loads(record_path.read_text(encoding="utf-8"))["handout"]
+            own = set(step_sources(reference, step))  # its folder's files and its library files
             found = {path: (h["lines"], [tuple(block) for block in h["todos"]])
-                     for path, h in handouts.items() if path.startswith(f"{step}/")}
+                     for path, h in handouts.items() if path in own}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         return found or None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import course, exit_codes, markers, tokens
 from .rubric import sizes_text
-from .steps import SOURCE_SUFFIXES
+from .steps import SOURCE_SUFFIXES, library_sources
 from .steps import (NOT_RELEASED, RELEASE_RECORD, UsageError, check_repeats, discover_steps, later_steps,
                     region_files, registrations, repository_files, without_registrations)
 from .tasks import load_tasks, tasks_path
@@ -140,6 +140,7 @@ class Plan:
         self.level = markers.check_level(level)
         self.kernels = student_files(self.root, steps, self.level)
         self.withheld = later_steps(self.root, steps, keep)
+        self.withheld_library = withheld_library_files(self.root, self.withheld, self.kernels)
         registered = registrations(self.root)
         for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
             fallback = registered[step].fallback if step in registered else None
@@ -167,6 +168,7 @@ class Plan:
         """{relative path: text} of the files that differ from the tree: kernels, the CMake files
         that list the steps left out, and LAB.md."""
         files = {path: text for step_files in self.kernels.values() for path, (text, _, _) in step_files.items()}
+        files.update(self.withheld_library)
         files.update(self.cmake)
         files.update(self.handouts)
         files.update(self.readmes)
@@ -192,6 +194,24 @@ class Plan:
                 "handout": {path: {
                     "lines": text.splitlines(), "todos": [[line, len(region.todo_lines())] for line, region in todos]}
                     for step_files in self.kernels.values() for path, (text, _, todos) in step_files.items()}}
+
+
+def withheld_library_files(root, withheld, kernels):
+    """{relative path: text} of the library files (steps.library_sources) of the steps a copy leaves
+    out: a left-out step's folder is not copied, but the library under the steps is, and its regions
+    of that step (a repeat region holds an earlier step's solution) are blanked at the hardest level,
+    as a release of that step would, so that the copy builds and gives no solution away."""
+    handed = {path for step_files in kernels.values() for path in step_files}
+    files = {}
+    for step in withheld:
+        tasks = load_tasks(root, step)
+        for path in library_sources(root, step):
+            if path in handed or path in files:
+                continue
+            text = (Path(root) / path).read_text(encoding="utf-8")
+            lines, _ = markers.released_lines(text, path, markers.LEVELS[-1], [step, *discover_steps(root)], tasks)
+            files[path] = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+    return files
 
 
 def handouts(root, kernels, rubric, level):

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .markers import MarkerError, all_regions, names_step, parse_regions
-from .tasks import load_tasks
+from .tasks import load_tasks, tasks_path
 
 STEP_DIRECTORY = re.compile(r"^\d{2}_[A-Za-z0-9_]+$")
 KERNEL = "kernel.cu"
@@ -89,16 +89,39 @@ def kernel_path(root, step):
     return Path(root) / step / KERNEL
 
 
-# The files of a step that may hold LAB regions: its kernel.cu and the other sources in its folder
-# (headers that a later step includes, such as 11's schedule.cuh; EXTRA programs).
+# The files of a step that may hold LAB regions: its kernel.cu, the other sources in its folder, and
+# the files of the library under the steps (common/) where the step's idea lives, which the step's
+# tasks file names in its introduction, on a line of its own:
+#     Regions also in: `common/sm90/stream_k_schedule.cuh`, `common/sm90/stream_k_kernel.cuh`
 SOURCE_SUFFIXES = (".cu", ".cuh", ".hpp", ".h")
+LIBRARY_LINE = re.compile(r"^Regions also in:(?P<paths>.*)$")
+
+
+def library_sources(root, step):
+    """The library files (relative paths) that hold LAB regions of `step`, as its tasks file names
+    them; MarkerError for a named file that does not exist."""
+    path = Path(root) / tasks_path(step)
+    if not path.is_file():
+        return []
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.startswith("## "):
+            break  # the tasks begin: the introduction is over
+        match = LIBRARY_LINE.match(line)
+        for name in re.findall(r"`([^`]+)`", match["paths"]) if match else []:
+            if not (Path(root) / name).is_file():
+                raise MarkerError(tasks_path(step).as_posix(), number, f"'{name}' names no file of the tree")
+            found.append(name)
+    return found
 
 
 def step_sources(root, step):
-    """The relative paths ("11_stream_k/schedule.cuh") of a step's source files, kernel.cu first."""
+    """The relative paths ("11_stream_k/kernel.cu", "common/sm90/stream_k_schedule.cuh") of a step's
+    source files, kernel.cu first, then the others of its folder, then its library files."""
     folder = Path(root) / step
     others = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix in SOURCE_SUFFIXES and p.name != KERNEL)
-    return [f"{step}/{name}" for name in [KERNEL, *others] if (folder / name).is_file()]
+    own = [f"{step}/{name}" for name in [KERNEL, *others] if (folder / name).is_file()]
+    return own + [p for p in library_sources(root, step) if p not in own]
 
 
 def region_files(root, step):

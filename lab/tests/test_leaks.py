@@ -247,7 +247,7 @@ class RepositoryReleaseTest(TemporaryFolderTest):
                 self.assertEqual(len([r for r in plan.regions if r.repeats]), repeated)
         code, out, err = run_lab("release", "--steps", "09,10,11,12", "--out", self.tmp / "hopper")
         self.assertEqual((code, err), (0, ""), out)
-        eleventh = (self.tmp / "hopper" / "11_stream_k" / "stream_k_kernel.cuh").read_text()  # 11's kernel
+        eleventh = (self.tmp / "hopper" / "common" / "sm90" / "stream_k_kernel.cuh").read_text()  # 11's kernel
         self.assertIn("// TODO: As in 10 (09's, with a cluster): arm full[stage]", eleventh)
         self.assertNotIn("mbarrier_arrive_expect_bytes(", eleventh)
 
