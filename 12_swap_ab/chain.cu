@@ -44,7 +44,6 @@
 #include <string>
 #include <vector>
 
-#include "12_swap_ab/swap_ab.hpp"
 #include "cublas_reference.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
@@ -56,6 +55,7 @@
 #include "hopper.cuh"
 #include "kernel_timestamps.hpp"
 #include "kernel_utils.cuh"  // LaunchConfig
+#include "sm90/swap_gemm.hpp"
 #include "tool_cli.hpp"
 
 namespace {

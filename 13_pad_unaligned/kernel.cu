@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "async_copy.cuh"
 #include "general_gemm.hpp"
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
 #include "sm90/stream_k_schedule.cuh"  // epochs: the in-place kernel's counters hold the launch's
+#include "sm90/swap_gemm.hpp"
 #include "step.hpp"
 #include "tensor_map.hpp"
 

@@ -17,7 +17,6 @@
 #include <tuple>
 #include <vector>
 
-#include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/launch_routes.cuh"
 #include "14_tile_per_shape/pass_over_a.cuh"
@@ -30,6 +29,7 @@
 #include "mma_sync.cuh"
 #include "sm90/stream_k_kernel.cuh"
 #include "sm90/stream_k_schedule.cuh"
+#include "sm90/swap_gemm.hpp"
 #include "step.hpp"
 #include "tensor_map.hpp"
 #include "watchdog.cuh"

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "12_swap_ab/swap_ab.hpp"
 #include "13_pad_unaligned/pad_unaligned.hpp"
 #include "14_tile_per_shape/launch_routes.cuh"
 #include "14_tile_per_shape/tile_per_shape.hpp"
@@ -23,6 +22,7 @@
 #include "kernel_utils.cuh"
 #include "sm90/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
 #include "sm90/stream_k_schedule.cuh"
+#include "sm90/swap_gemm.hpp"
 #include "step.hpp"
 
 namespace worklog {

@@ -1,15 +1,48 @@
-// Host tests of step 12's use of 11's stream-K schedule (12_swap_ab/kernel.cu, included whole to reach
-// its plans): few rows of A at every width of the swap, K dealt over the resident blocks, for every
-// decomposition 12 registers; the checks of stream_k_schedule_check.hpp. Linked beside
-// stream_k_schedule.cu, whose inclusion of 11's kernel.cu defines what 12 calls of 11. No GPU needed.
+// Host tests of the stream-K schedule as the swap kernel (common/sm90/swap_kernel.cuh) plans it,
+// at step 12's configuration and the other decompositions: few rows of A at every width of the swap,
+// K dealt over the resident blocks; the checks of stream_k_schedule_check.hpp. Linked beside
+// stream_k_schedule.cu. No GPU needed.
 #include <doctest/doctest.h>
 
 #include <vector>
 
-#include "12_swap_ab/kernel.cu"
+#include "sm90/swap_kernel.cuh"
 #include "stream_k_schedule_check.hpp"
 
+namespace {
+
+using worklog::stream_k::Decomposition;
+
+// The configurations planned: step 12's knobs that its plans read, and each other decomposition and
+// fixup rule (the cluster split and the narrow tiles are the launch's, not the plan's).
+struct Config {
+  static constexpr int block_tile_n = 128, block_tile_k = 64, max_stages = 16, swap_max_m = 128, group_rows = 8;
+  static constexpr int producer_registers = 40, consumer_registers = 232;
+  static constexpr Decomposition decomposition = Decomposition::hybrid;
+  static constexpr int split_k = 1, fixup_slices = 16, fixup_alone_units = 1 << 30;
+  static constexpr int max_cluster = 8, narrow_whole_max_k_tiles = 64;
+};
+struct DataParallel : Config {
+  static constexpr Decomposition decomposition = Decomposition::data_parallel;
+};
+struct StreamK : Config {
+  static constexpr Decomposition decomposition = Decomposition::stream_k;
+};
+struct SplitK2 : Config {
+  static constexpr Decomposition decomposition = Decomposition::split_k;
+  static constexpr int split_k = 2;
+};
+struct SplitK4 : SplitK2 {
+  static constexpr int split_k = 4;
+};
+struct FixupShared : Config {
+  static constexpr int fixup_alone_units = 2;
+};
+
+}  // namespace
+
 using namespace worklog;
+using namespace worklog::swap_ab;
 
 namespace {
 
@@ -42,18 +75,18 @@ void check_all() {
 
 }  // namespace
 
-TEST_CASE("stream-K schedule, 12: the step (hybrid, the fixup by one unit)") { check_all<Config>(); }
-TEST_CASE("stream-K schedule, 12: data-parallel, the even deal") {
+TEST_CASE("stream-K schedule, the swap kernel: 12's rule (hybrid, the fixup by one unit)") { check_all<Config>(); }
+TEST_CASE("stream-K schedule, the swap kernel: data-parallel, the even deal") {
   check_all<DataParallel>();
   check_all<StreamK>();
 }
-TEST_CASE("stream-K schedule, 12: split-K 2 and 4") {
+TEST_CASE("stream-K schedule, the swap kernel: split-K 2 and 4") {
   check_all<SplitK2>();
   check_all<SplitK4>();
 }
-TEST_CASE("stream-K schedule, 12: the shared fixup") { check_all<FixupShared>(); }
+TEST_CASE("stream-K schedule, the swap kernel: the shared fixup") { check_all<FixupShared>(); }
 
-TEST_CASE("stream-K schedule, 12: a decode layer splits K over every block") {
+TEST_CASE("stream-K schedule, the swap kernel: a decode layer splits K over every block") {
   // 16 × 4096 × 4096 at width 16: 32 tiles of 64 slices on 132 blocks; 32 tiles in 4 parts of 16.
   const stream_k::Schedule s = plan_schedule<Config, 16>(16, 4096, 4096, 132).schedule;
   CHECK(s.tiles == 32);

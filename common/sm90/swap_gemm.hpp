@@ -1,7 +1,7 @@
-// What step 12 offers the later steps: its launcher, the swap kernel alone, and the workspace each
-// needs (13); the swap kernel at fixed block tiles, for a menu of both orientations (15). Defined in
-// 12_swap_ab/kernel.cu; a later step's program links 12's kernel in through add_worklog_step(...
-// FALLBACK 12_swap_ab).
+// The library's swap GEMM (swap_gemm.cu): the swap kernel (swap_kernel.cuh) at the configuration
+// step 12 teaches, compiled once for the steps that hand problems to it: few rows of A (M up to
+// max_m), C that the stream-K GEMM's TMA store cannot take, a chain of layers, and fixed block tiles
+// for a menu of both orientations.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -14,17 +14,18 @@
 #include "step.hpp"
 
 namespace worklog::stream_k {
-struct Plan;  // 11's plan of a schedule (common/sm90/stream_k_schedule.cuh)
+struct Plan;  // the plan of a schedule (stream_k_schedule.cuh)
 }
 
 namespace worklog::swap_ab {
 
-// The most rows of A the step gives the swap kernel; above, 11 is faster (README.md: the crossover).
+// The most rows of A launch() gives the swap kernel; above, the stream-K GEMM is faster (12's README:
+// the crossover).
 inline constexpr int max_m = 128;
 
-// C = alpha·A·B + beta·C by step 12: the swap kernel for M ≤ max_m, 11 above; step 08 when TMA cannot
-// describe A or B (a base off 16 bytes, lda or ldb not a multiple of 8). C may have any ldc: the swap
-// kernel writes it with ordinary stores.
+// C = alpha·A·B + beta·C: the swap kernel for M ≤ max_m, the stream-K GEMM above; the general kernel
+// when TMA cannot describe A or B (a base off 16 bytes, lda or ldb not a multiple of 8). C may have
+// any ldc: the swap kernel writes it with ordinary stores.
 void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 
 // As launch, for a chain of layers: the swap kernel (M ≤ max_m) by programmatic dependent launch, free
@@ -33,7 +34,8 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 // writes C. Other shapes are launched as launch does.
 void launch_chained(const GemmProblem<__half>& p, cudaStream_t stream);
 
-// The swap kernel whatever M (tiles of 256 rows above 128): for C that 11's TMA store cannot take.
+// The swap kernel whatever M (tiles of 256 rows above 128): for C that the stream-K GEMM's TMA store
+// cannot take.
 void launch_swapped(const GemmProblem<__half>& p, cudaStream_t stream);
 
 // Bytes of workspace each needs for a shape with these (resolved) strides, on the current device.
@@ -50,7 +52,7 @@ struct SwappedTile {
   WorkspaceSize workspace;  // bytes it needs for a shape
   int (*resident)();        // its blocks that fit on the current device at once
   // How it runs a shape on the current device: cut into cluster_parts k-parts a tile, summed in a
-  // cluster (every tile in one wave), or, where cluster_parts is 0, 11's schedule: plan(shape, plan).
+  // cluster (every tile in one wave), or, where cluster_parts is 0, the stream-K schedule: plan(shape, plan).
   int (*cluster_parts)(Shape shape);
   void (*plan)(Shape shape, stream_k::Plan& plan);
 };

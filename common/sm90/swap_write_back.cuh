@@ -1,9 +1,9 @@
-// How step 12's swap kernel writes C through shared memory: its kernel at width 256 with many tiles
-// a block, which 13 runs for C whose rows are not 16-byte aligned (kernel.cu's launch_swapped picks it).
-// Straight from the accumulators (kernel.cu's store_transposed), a warp's store is 4 rows × 8 floats
-// of C: 32 bytes a row, in two sectors wherever a row starts off a 32-byte boundary, so 8 sectors for
-// 128 bytes. Here each group of 8 rows goes into shared memory first, as rows of C; then a warp stores
-// 32 consecutive floats of one row per instruction: 128 bytes in at most 5 sectors.
+// How the swap kernel (swap_kernel.cuh) writes C through shared memory: at width 256 with many tiles
+// a block, for C whose rows are not 16-byte aligned (launch_swapped_at picks it). Straight from the
+// accumulators (store_transposed), a warp's store is 4 rows × 8 floats of C: 32 bytes a row, in two
+// sectors wherever a row starts off a 32-byte boundary, so 8 sectors for 128 bytes. Here each group
+// of 8 rows goes into shared memory first, as rows of C; then a warp stores 32 consecutive floats of
+// one row per instruction: 128 bytes in at most 5 sectors.
 #pragma once
 
 #include "hopper.cuh"
@@ -13,7 +13,7 @@
 namespace worklog::swap_ab {
 
 // Writes one consumer's accumulators v (store_transposed says which element lies where in C) into C
-// for a kernel of layout L (kernel.cu's Layout with shared_c), group by group, through `rows`: two
+// for a kernel of layout L (swap_kernel.cuh's Layout with shared_c), group by group, through `rows`: two
 // buffers of L::group_floats. Two buffers need one barrier a group: a thread writes a buffer only
 // after every thread has passed the barrier that follows its reads of it. Every thread of the
 // consumer calls it, with the consumer's named barrier.
