@@ -109,7 +109,7 @@ class GradeBuildTest(unittest.TestCase):
         self.assertEqual(statuses["04_outer_product: host tests (no GPU)"], "passed")
         correctness = next(t for t in results["tests"] if t["name"] == "04_outer_product: correctness")
         self.assertIn("not run: graded without a GPU", correctness["output"])
-        self.assertIn("not run: graded without a GPU", (grades / "reference" / "report.md").read_text())
+        self.assertIn("Not run: graded without a GPU", (grades / "reference" / "report.md").read_text())
 
         source = (REPOSITORY / "04_outer_product" / "kernel.cu").read_text(encoding="utf-8")
         # 2. A line added outside the region: built, the line named and its price taken (the rubric's
