@@ -82,7 +82,7 @@ struct Layout : Config {
                 "(each thread copies one chunk column of each tile)");
 };
 
-// One k-step's operands for a warp tile, in mma.sync's register layout (README.md): an A fragment
+// One k-step's operands for a warp tile, in mma.sync's register layout (08's README): an A fragment
 // (16 × 16, four registers of two halves) per 16 rows, a B fragment (16 × 8, two registers) per 8
 // columns.
 template <int fragments_m, int fragments_n>

@@ -100,7 +100,7 @@ constexpr int consumer_registers_left(int block_tile_m, int producer_registers) 
 // (hopper.cuh: rows of 128 bytes in 1024-byte atoms, which must start 1024-byte aligned). Fields,
 // in 16-byte units: start address (bits 0-13), leading-dimension byte offset (16-29),
 // stride-dimension byte offset (32-45); swizzle mode 1 = 128 B (bits 62-63). What the two offsets
-// mean depends on the operand's major-ness (README.md):
+// mean depends on the operand's major-ness (11's README):
 //   K-major (A here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
 //   MN-major (B here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
 //                      one 64-element-wide column block to the next.
@@ -111,7 +111,7 @@ __device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std
 }
 
 // Issues the products of one stage for one consumer warpgroup: block_tile_k / 16 wgmma.m64nNk16 (N =
-// block_tile_n: 256 in this step), each this warpgroup's 64 rows of the A tile (K-major, 128-byte
+// block_tile_n: 256 in 11's), each this warpgroup's 64 rows of the A tile (K-major, 128-byte
 // swizzled rows of 64 k) times 16 rows of the B tile (MN-major: 64-column boxes of 128-byte rows,
 // b_box_bytes apart), into acc, from the stage's descriptors (the kernel's a_desc0 and b_desc0, one
 // stage further each stage). k-step kk lies 32 bytes further into each row of A and 16 rows of 128

@@ -30,7 +30,7 @@ using hopper::named_barrier_sync;
 using hopper::store_release_gpu;
 using hopper::warpgroup_threads;
 
-// How the tiles are divided among the resident workers (README.md: the arithmetic of waves).
+// How the tiles are divided among the resident workers (11's README: the arithmetic of waves).
 enum class Decomposition {
   hybrid,         // data-parallel for the whole waves, the remaining tiles in aligned k-parts over all units
   hybrid_even,    // data-parallel for the whole waves but one, the rest's slices evenly over the units
@@ -90,7 +90,7 @@ struct Schedule {
   // The unit whose range holds iteration x: begin() inverted. The first rem units (parts of a tile)
   // take q + 1 iterations, the others q. In 32 bits, as the walk (plan_schedule checks that every
   // iteration number fits): the fixup asks this of every tile it touches, and a search, or a 64-bit
-  // division, there cost whole microseconds per launch (README.md).
+  // division, there cost whole microseconds per launch (11's README).
   __host__ __device__ int unit_of(long long x) const {
     const int per_unit = int(q), longer = rem * (per_unit + 1);  // iterations of the first rem units
     int offset = int(x), first = 0;
@@ -212,7 +212,7 @@ struct Division {
   int split;
 };
 
-// The decomposition rule (README.md derives and measures it). T tiles on G resident workers,
+// The decomposition rule (11's README derives and measures it). T tiles on G resident workers,
 // T = w·G + r, k slices per tile. Data-parallel, the last wave keeps r workers busy for k slices
 // while G − r idle. Cutting each of the r tiles into s = ⌊G / r⌋ equal k-parts gives r·s ≤ G units
 // of ⌈k / s⌉ slices: the last wave shrinks to ⌈k / s⌉ slices plus a fixup, which costs about
@@ -284,7 +284,7 @@ Plan plan_schedule(long long tiles, int k_tiles, int resident, int partials_per_
   Plan plan{};
   plan.workers = int(std::min<long long>(resident, std::max<long long>(s.units, s.tiles - s.sk_tiles)));
   // A unit waits for the other parts of its tile, which may come in a later round of units: that
-  // cannot deadlock while at least `split` workers run (README.md).
+  // cannot deadlock while at least `split` workers run (11's README).
   if (s.split > 0 && plan.workers < s.split) throw std::runtime_error("fewer resident workers than split-K parts");
   const std::size_t partials = std::size_t(s.units) * s.slots_per_unit * partials_per_slot;
   plan.partial_bytes = partials * partial_bytes;

@@ -84,7 +84,7 @@ struct Layout : Config {
 // (hopper.cuh: rows of 128 bytes in 1024-byte atoms, which must start 1024-byte aligned). Fields,
 // in 16-byte units: start address (bits 0-13), leading-dimension byte offset (16-29),
 // stride-dimension byte offset (32-45); swizzle mode 1 = 128 B (bits 62-63). What the two offsets
-// mean depends on the operand's major-ness (README.md):
+// mean depends on the operand's major-ness (12's README):
 //   K-major (A's tile, wgmma's B here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
 //   MN-major (B's tile, wgmma's A here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
 //                                        one 64-element-wide column block to the next.
@@ -114,7 +114,7 @@ __device__ __forceinline__ StageDescriptors stage0_descriptors(const unsigned ch
 // box and 32 bytes further into each row of A's tile: an addition to the descriptors' start address
 // (in 16-byte units, which nothing carries out of: shared memory is below 256 KiB). With a narrow n,
 // a wgmma is a few cycles of tensor-core work, so the instructions around it set the pace: nothing
-// here is computed per k-step but that addition (README.md: the counters). The caller commits the
+// here is computed per k-step but that addition (12's README: the counters). The caller commits the
 // group and waits for it.
 template <class L>
 __device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], StageDescriptors stage) {
@@ -504,7 +504,7 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
 // Whether a shape runs at this width on tiles of 64 columns (Narrow, the configuration with
 // block_tile_n = 64) rather than the configuration's 128: where both run every tile in one wave (the cluster kernel)
 // and the narrow tiles keep at least as many SMs busy, each of their tiles then has half as many k-parts to add
-// (README.md: narrower tiles, measured). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles
+// (12's README: narrower tiles). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles
 // in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs against 80 × 1, which stays at 128 columns.
 // Where the narrow tiles would not be split at all (6144 columns: 48 tiles in 2 parts, or 96
 // whole), they take twice the slices of half the size in place of the cluster's sum: that pays
@@ -534,7 +534,7 @@ decltype(auto) with_tile(Shape s, F&& f) {
   });
 }
 
-// The schedule of a shape on `resident` blocks (11's, schedule.cuh): tiles of width rows × 128
+// The schedule of a shape on `resident` blocks (11's, stream_k_schedule.cuh): tiles of width rows × 128
 // columns; a slot holds one partial (64 × width FP32) per consumer.
 template <class Variant, int width>
 stream_k::Plan plan_schedule(int m, int n, int k, int resident) {
