@@ -15,14 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include "13_pad_unaligned/pad_unaligned.hpp"
-#include "14_tile_per_shape/launch_routes.cuh"
-#include "14_tile_per_shape/tile_per_shape.hpp"
-#include "15_both_orientations/both_orientations.hpp"
 #include "kernel_utils.cuh"
+#include "sm90/both_orientations.hpp"
+#include "sm90/launch_routes.cuh"
+#include "sm90/pad_unaligned.hpp"
 #include "sm90/stream_k_kernel.cuh"  // tma_path_possible: what 14's entries take as they are
 #include "sm90/stream_k_schedule.cuh"
 #include "sm90/swap_gemm.hpp"
+#include "sm90/tile_per_shape.hpp"
 #include "step.hpp"
 
 namespace worklog {
@@ -81,12 +81,10 @@ const std::vector<Entry>& menu_items() {
 
 // ---- The model ------------------------------------------------------------------------------------
 // 14's model (its terms, its choice) at this step's prices: every entry of both families measured on
-// the same GPU by this step's calibrate tool (README.md: the calibration).
-const std::vector<tile_per_shape::Calibration> calibration{
-#include "15_both_orientations/calibration.inc"
-};
+// the same GPU by this step's calibrate tool (tools/calibrate_15.cu) into
+// common/sm90/tile_prices_15.csv (README.md: the calibration).
 const tile_per_shape::Model& both_model() {
-  static const tile_per_shape::Model model{menu_items, &calibration};
+  static const tile_per_shape::Model model{menu_items, &tile_per_shape::prices_of_step(15)};
   return model;
 }
 

@@ -5,7 +5,7 @@ page types a measured figure or a count by hand.
     python3 docs/check_docs.py [--root DIR]
 
 The files read: README.md, every directory's README.md one level down (a new step's too), the other
-pages beside a step's code (14_tile_per_shape/routes.md) and docs/*.md. In each:
+pages beside a step's code and docs/*.md (docs/routes.md, say). In each:
 
 - every Markdown link and image, `[text](target)`, whose target is not a web address (http, https,
   mailto): the file or folder must exist, relative to the Markdown file; an anchor (`#part`) must name

@@ -1,4 +1,4 @@
-// The stream-K kernel (step 11's; its README teaches it): a template over its configuration (block
+// The stream-K kernel (step 11's idea; its README teaches it): a template over its configuration (block
 // tile, stages, cluster, the schedule's rule). 10's warp-specialized persistent kernel (a TMA
 // producer warpgroup, one wgmma consumer warpgroup per 64 rows, clusters that share B by multicast,
 // a staged TMA-store epilogue) walking the schedule of stream_k_schedule.cuh, and its launch on

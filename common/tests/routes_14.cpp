@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "14_tile_per_shape/tile_per_shape.hpp"
+#include "sm90/tile_per_shape.hpp"
 #include "test_cases.hpp"
 
 using namespace worklog;

@@ -63,7 +63,7 @@ def why_not(route):
     before it asks the entry for its work)."""
     if route.get("model") and route.get("priced_entries") == 0:
         return (": the model prices no entry of the menu, so it asks none for its work (the step's "
-                "calibration.inc is empty: run its calibrate tool on a GPU)")
+                "prices, common/sm90/tile_prices_<step>.csv, are empty: run its calibrate tool on a GPU)")
     return ""
 
 

@@ -1,5 +1,6 @@
-// lab_routes (lab_routes.hpp): step 14. Its kernel.cu, included whole, gives the menu, the model's
-// terms (busiest_cluster, a LAB region) and the prices (calibration.inc). The route is
+// lab_routes (lab_routes.hpp): step 14. The library's tile_per_shape.hpp gives the menu, each entry's
+// work on a number of clusters (Entry::work_on: the model's terms, busiest_cluster, a LAB region of
+// common/sm90/tile_per_shape.cu) and the prices (prices_of_step(14)). The route is
 // launch_tile_per_shape's, in its order: few columns, tiny K, small problems, rows TMA cannot
 // describe (13), few rows (12), and only then the menu (tile_per_shape::route_of, which the launch
 // calls), whose entry the model picks (choose). Both
@@ -11,42 +12,22 @@
 #include <cstring>
 #include <sstream>
 
-#include "14_tile_per_shape/kernel.cu"
 #include "lab_routes.hpp"
+#include "sm90/tile_per_shape.hpp"
 
 namespace worklog::lab_routes {
 namespace {
 
+using tile_per_shape::Calibration;
 using tile_per_shape::Costs;
-
-// An entry's work on `resident` clusters: work_on_this_gpu without the device.
-template <int rows, int cols, int cluster>
-Work work_of(Shape s, Strides t, int resident) {
-  return busiest_cluster(stream_k::plan_shape<Tile<rows, cols, cluster>>(s.m, s.n, s.k, resident), t);
-}
-struct Planner {
-  int rows, cols, cluster;
-  Work (*work)(Shape, Strides, int);
-};
-// Every tile of menu_items(); an entry of the menu missing here stops the program with its name.
-const Planner planners[] = {
-    {128, 256, 2, work_of<128, 256, 2>}, {128, 256, 1, work_of<128, 256, 1>}, {128, 192, 1, work_of<128, 192, 1>},
-    {128, 128, 2, work_of<128, 128, 2>}, {128, 128, 1, work_of<128, 128, 1>}, {128, 64, 1, work_of<128, 64, 1>},
-    {64, 256, 2, work_of<64, 256, 2>},   {64, 128, 1, work_of<64, 128, 1>},   {64, 64, 1, work_of<64, 64, 1>},
-};
-
-const Planner& planner_of(const Entry& e) {
-  for (const Planner& p : planners)
-    if (p.rows == e.rows && p.cols == e.cols && p.cluster == e.cluster) return p;
-  throw std::logic_error(std::string("lab_routes: 14's menu entry ") + e.name +
-                         " has no planner: add its tile to `planners` in common/tests/lab_routes/step_14.cu");
-}
+using tile_per_shape::Entry;
+using tile_per_shape::Work;
 
 // costs_of without the device: the entry's prices on `gpu` (by name and multiprocessors), else the first
 // GPU's of the table; nullptr when the entry has none. The calibration's GPU is returned in `priced_on`.
 const Costs* costs_on(const Entry& e, const Gpu& gpu, std::string& priced_on) {
   const Calibration* fallback = nullptr;
-  for (const Calibration& c : calibration) {
+  for (const Calibration& c : tile_per_shape::prices_of_step(14)) {
     if (std::strcmp(c.entry, e.name) != 0) continue;
     if (gpu.name == c.gpu && c.sms == gpu.sms) {
       priced_on = c.gpu;
@@ -71,7 +52,7 @@ Route route_14(Shape s, const Gpu& gpu) {
   r.region("choose", menu);
   if (!menu) return r;
   // choose()'s loop: the cheapest priced entry, the first of equals; and the same without the terms.
-  const std::vector<Entry>& entries = menu_items();
+  const std::vector<Entry>& entries = tile_per_shape::menu();
   std::size_t pick = 0, pick_without_work = 0;
   double best_us = -1.0, best_without_work_us = -1.0;
   std::string priced_on;
@@ -80,7 +61,8 @@ Route route_14(Shape s, const Gpu& gpu) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     const int resident = gpu.sms / e.cluster;
-    const Work work = planner_of(e).work(s, strides, resident);
+    if (!e.work_on) throw std::logic_error(std::string("lab_routes: 14's menu entry ") + e.name + " offers no work_on");
+    const Work work = e.work_on(s, strides, resident);
     const Costs* c = costs_on(e, gpu, priced_on);
     table << (i ? ", " : "") << "{\"entry\": " << Route::quoted(e.name) << ", \"resident\": " << resident
           << ", \"slices\": " << work.slices << ", \"segments\": " << work.segments

@@ -1,7 +1,7 @@
-// lab_routes (lab_routes.hpp): step 15. Its kernel.cu, included whole, gives the menu (14's entries,
-// then 12's swapped tiles: menu_items), the model (14's, over that menu at this step's prices:
-// calibration.inc) and its one LAB region, swapped_work: the work of a swapped entry, which the model
-// asks for when it prices the entry. The route is Routes15's (14's launch_routes.cuh), in its order
+// lab_routes (lab_routes.hpp): step 15. Its menu (14's entries, then 12's swapped tiles:
+// both_orientations::menu(), from 15's kernel, which the program links), the model (14's, over that
+// menu at this step's prices: prices_of_step(15)) and its one LAB region, swapped_work: the work of a swapped entry,
+// which the model asks for when it prices the entry. The route is Routes15's (14's launch_routes.cuh), in its order
 // (tile_per_shape::route_of, which the launch calls): the model runs on the menu's route, and on 13's
 // padding where 13 hands the padded problem back to the step (Routes::launch_aligned) and M is above
 // tile_per_shape::few_rows; few rows go to 12's launcher, which asks no model.
@@ -11,15 +11,12 @@
 // where some swapped entry is priced. The pick among priced entries is not worked out here: a swapped
 // entry's plan (swap_ab::SwappedTile: cluster_parts, plan) asks the device how many of its blocks
 // and clusters fit, and 12's kernel.cu offers no way around that.
-//
-// This file includes 15's kernel.cu alone: 14's kernel.cu, whose menu, choice and routes 15 calls
-// through tile_per_shape.hpp, is step_14.cu's, 12's and 13's are step_12.cu's and step_13.cu's, so
-// each kernel.cu is in one translation unit of the program, its anonymous namespace with it.
 #include <algorithm>
 #include <cstring>
 
-#include "15_both_orientations/kernel.cu"
 #include "lab_routes.hpp"
+#include "sm90/both_orientations.hpp"
+#include "sm90/tile_per_shape.hpp"
 
 namespace worklog::lab_routes {
 
@@ -39,9 +36,10 @@ Route route_15(Shape s, const Gpu& gpu) {
   }
   const bool model = aligned && s.m > tile_per_shape::few_rows;  // Routes::launch_aligned: few rows go to 12
   // choose(): an entry is priced when a line of the table names it (its GPU's, else the first GPU's).
-  const std::vector<Entry>& entries = menu_items();
+  const std::vector<tile_per_shape::Entry>& entries = both_orientations::menu();
+  const std::vector<tile_per_shape::Calibration>& calibration = tile_per_shape::prices_of_step(15);
   const std::size_t first_swapped = tile_per_shape::menu().size();  // 14's entries come first
-  const auto priced = [&](const Entry& e) {
+  const auto priced = [&](const tile_per_shape::Entry& e) {
     return std::any_of(calibration.begin(), calibration.end(),
                        [&](const tile_per_shape::Calibration& c) { return std::strcmp(c.entry, e.name) == 0; });
   };

@@ -1,5 +1,6 @@
-// The calibration of a menu: the price of each entry on this GPU, for a model like 14's (kernel.cu).
-// A step's calibrate tool (14's and 15's calibrate.cu) calls calibrate_main with its menu. For each
+// The calibration of a menu: the price of each entry on this GPU, for a model like 14's
+// (common/sm90/tile_per_shape.cu). A step's calibrate tool (calibrate_14.cu, calibrate_15.cu) calls
+// calibrate_main with its menu. For each
 // entry it times a few shapes made to fill the entry's own resident clusters (one wave at K = 128,
 // one, two and three at K = 512 and 4096, a wave and a half at K = 2048 and 4096, whose last half
 // 11's rule splits in two, a third and a quarter of a wave, whose tiles it splits in three and four,
@@ -10,10 +11,10 @@
 //
 // Usage: <step>_calibrate [--help] [--out FILE] [--iters N] [--explain MxNxK]... Prints one line per
 // entry (its fit and the worst relative error on its own shapes); with --out, rewrites FILE (the
-// step's calibration.inc) with this GPU's lines replaced. --explain: each entry's terms, predicted and
-// measured time on the shapes given, and the model's pick (the READMEs' tables). Exit codes as every
-// program of the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0),
-// 5 (CUDA error), 77 (no usable CUDA device).
+// step's common/sm90/tile_prices_<step>.csv) with this GPU's rows replaced. --explain: each entry's terms, predicted
+// and measured time on the shapes given, and the model's pick (the READMEs' tables). Exit codes as every program of the
+// worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0), 5 (CUDA error), 77 (no usable
+// CUDA device).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -28,12 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "14_tile_per_shape/tile_per_shape.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "device_select.hpp"  // program_name(), refuse_without_device()
 #include "exit_codes.hpp"
 #include "harness_timing.hpp"
+#include "sm90/tile_per_shape.hpp"
 #include "tool_cli.hpp"
 
 namespace worklog::calibration {
@@ -154,7 +155,7 @@ const char usage[] = R"(usage: %s [--help] [--out FILE] [--iters N] [--explain M
 Times each entry of %s's menu on shapes that fill its resident clusters and fits the model's
 six prices (launch, per k-slice, per segment, per fixup, per k-slice off lines, per fixup shared by a
 tile's parts), in microseconds. Prints one line per entry;
---out FILE rewrites FILE (%s) with this GPU's lines replaced.
+--out FILE rewrites FILE (%s) with this GPU's rows replaced; rebuild to use them.
 --iters N: timed launches per shape (median), default 15.
 --explain MxNxK: instead, for each shape given, every entry's terms, the model's time, the measured
 time, and the entry the model picks.
@@ -270,16 +271,16 @@ inline int calibrate_main(int argc, char** argv, const Menu& model) {
           costs.fixup_us, costs.shared_fixup_us, 100.0 * worst);
       std::fflush(stdout);
       char line[512];
-      std::snprintf(line, sizeof line, "{\"%s\", %d, \"%s\", {%.4f, %.6f, %.4f, %.4f, %.6f, %.4f}},\n", prop.name,
-                    prop.multiProcessorCount, e.name, costs.launch_us, costs.slice_us, costs.segment_us, costs.fixup_us,
-                    costs.unaligned_slice_us, costs.shared_fixup_us);
+      std::snprintf(line, sizeof line, "%s,%d,%s,%.4f,%.6f,%.4f,%.4f,%.6f,%.4f\n", prop.name, prop.multiProcessorCount,
+                    e.name, costs.launch_us, costs.slice_us, costs.segment_us, costs.fixup_us, costs.unaligned_slice_us,
+                    costs.shared_fixup_us);
       lines << line;
     }
     if (!out.empty()) {
-      // Keep the file's comment lines and other GPUs' lines; replace this GPU's.
+      // Keep the file's comments, its header row and other GPUs' rows; replace this GPU's.
       std::ifstream in(out);
       std::ostringstream kept;
-      const std::string mine = "{\"" + std::string(prop.name) + "\", " + std::to_string(prop.multiProcessorCount) + ",";
+      const std::string mine = std::string(prop.name) + "," + std::to_string(prop.multiProcessorCount) + ",";
       for (std::string line; std::getline(in, line);)
         if (line.rfind(mine, 0) != 0) kept << line << "\n";
       std::ofstream file(out);

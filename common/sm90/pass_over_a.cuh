@@ -1,5 +1,5 @@
-// Step 14's pass over A (tile_per_shape.hpp: Route::pass_over_a): few columns of C, K split over the
-// GPU. A part of step 14 in a file of its own, included by its kernel.cu; README.md (routes.md) measures it.
+// A route of the Hopper library, step 14's pass over A (tile_per_shape.hpp: Route::pass_over_a): few columns
+// of C, K split over the GPU. Compiled in tile_per_shape.cu; docs/routes.md measures it.
 #pragma once
 
 #include <algorithm>
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(Thin::threads)
 
 // The shapes the pass over A takes: one column, or few columns of few rows. With many rows and 2 to
 // 8 columns a thread's scalar loads of A keep too few bytes in flight, and 12's and 13's tiles, wasteful
-// as they are, run faster (README.md: measured).
+// as they are, run faster (docs/routes.md: measured).
 bool thin(Shape s) { return s.n == 1 || (s.n <= Thin::max_n && (long long)s.m * s.n <= Thin::max_rows_by_cols); }
 
 std::size_t thin_workspace_bytes(Shape shape) {

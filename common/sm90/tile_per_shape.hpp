@@ -1,6 +1,7 @@
-// What step 14 offers beside its launcher: its menu of kernels, for the calibrate tool that prices
-// each entry on a GPU (calibrate.cu) and for the tests, and the route a problem takes, for the tests
-// that every route is checked. Defined in 14_tile_per_shape/kernel.cu.
+// Step 14's menu and model, as the library offers them (tile_per_shape.cu defines them): the menu of
+// kernels, for the steps that register its entries (14, and 15 over a larger menu), the calibrate
+// tools (tools/calibrate_14.cu) and the tests; the model's prices and choice; the route a problem
+// takes, for the tests that every route is checked.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -39,6 +40,8 @@ struct Entry {
   WorkspaceSize workspace;                     // bytes its schedule needs for a shape
   int (*resident)();                           // its clusters that fit on the current device at once
   Work (*work)(Shape shape, Strides strides);  // its busiest cluster's work on a shape, on the current device
+  // The same on `resident` clusters, without asking a device (nullptr: not offered): the route report.
+  Work (*work_on)(Shape shape, Strides strides, int resident) = nullptr;
 };
 const std::vector<Entry>& menu();
 // The busiest worker's work under a plan of 11's schedule (each entry's `work` is this on its plan),
@@ -46,7 +49,7 @@ const std::vector<Entry>& menu();
 // shared_fixup where the plan's split tiles are fixed up by their parts together.
 Work busiest_cluster(const stream_k::Plan& plan, Strides strides);
 
-// The model's price of an entry on one GPU, in microseconds (calibration.inc; README.md derives it):
+// The model's price of an entry on one GPU, in microseconds (tile_prices_14.csv; 14's README derives it):
 // a launch costs launch_us, plus, on the busiest cluster, slice_us per k-slice, segment_us per
 // segment (a pipeline fill and a write-back), fixup_us when its schedule splits tiles,
 // unaligned_slice_us more per slice whose rows of A or B start off a 128-byte line (each TMA box row
@@ -64,10 +67,10 @@ inline double predict_us(const Costs& c, const Work& w) {
          (w.shared_fixup ? c.shared_fixup_us : 0.0);
 }
 
-// The model's prices of an entry on the current GPU (calibration.inc); nullptr: never calibrated.
+// The model's prices of an entry on the current GPU (tile_prices_14.csv); nullptr: never calibrated.
 const Costs* costs(const Entry& e);
 
-// One GPU's prices of one entry: a line of a step's calibration.inc.
+// One GPU's prices of one entry: a row of a step's prices (tile_prices_<step>.csv).
 struct Calibration {
   const char* gpu;  // cudaDeviceProp::name
   int sms;          // its multiprocessors
@@ -75,7 +78,7 @@ struct Calibration {
   Costs costs;
 };
 // The model over a menu at its prices: 14's, or a later step's over a larger menu (15). Defined in
-// 14's kernel.cu, where the model's choice is.
+// tile_per_shape.cu, where the model's choice is.
 struct Model {
   const std::vector<Entry>& (*entries)();
   const std::vector<Calibration>* prices;
@@ -87,6 +90,11 @@ struct Model {
   // Best of menu, the model's bound: every entry timed on the problem in this process, the fastest.
   std::size_t fastest(const GemmProblem<__half>& p, cudaStream_t stream) const;
 };
+// The prices a step's calibrate tool measured (common/sm90/tile_prices_<step>.csv, compiled in by the
+// build): step 14's or 15's; an empty table for any other.
+const std::vector<Calibration>& prices_of_step(int step);
+// 14's model: menu() at prices_of_step(14).
+const Model& model();
 // The entry (an index into menu()) the model picks for a shape whose rows TMA can describe, M above few_rows.
 std::size_t pick(Shape shape, Strides strides);
 // The kernels of 14's own routes (route_of, below), for a later step that routes the same way (15):
@@ -102,8 +110,8 @@ inline constexpr int tiny_k_max = 32;
 inline constexpr int small_max = 512;
 inline bool small_problem(Shape s) { return s.m <= small_max && s.n <= small_max && s.k <= small_max; }
 
-// The routes a launch of 14 can take, in the order the launch decides them (kernel.cu,
-// launch_routes.cuh: Routes): few columns to the pass over A, K ≤ tiny_k_max to the write of C, small
+// The routes a launch of 14 can take, in the order the launch decides them (launch_routes.cuh:
+// Routes): few columns to the pass over A, K ≤ tiny_k_max to the write of C, small
 // problems to 08's kernel, rows TMA cannot describe to 13's padding, M ≤ few_rows to 12's swapped
 // family, the rest to the menu's entry that the model picks.
 enum class Route { pass_over_a, tiny_k, small_problem, padded, few_rows, menu };

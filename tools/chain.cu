@@ -3,7 +3,7 @@
 // each GEMM's output turned into the next one's input by a small kernel standing in for what a model
 // runs between them (attention, the residual, SwiGLU, the next block's input), every kernel an RMS
 // normalization of its rows so that values neither vanish nor grow over the chain. Built as
-// build/bin/12_swap_ab_chain.
+// build/bin/chain (tools/README.md: chain).
 //
 // Each chain is captured once in a CUDA graph and replayed: cuBLAS's GEMMs, step 12's, and step 12's
 // by programmatic dependent launch (swap_ab::launch_chained), where a GEMM starts while the kernels
@@ -24,7 +24,7 @@
 // it): where a chain's time goes. The weights (GBs) never fit in L2, so each layer's come from DRAM in that run
 // too.
 //
-// Usage: 12_swap_ab_chain [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only]
+// Usage: chain [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only]
 // [--csv FILE] [--timeline FILE]. Exit codes as every program of the worklog (common/exit_codes.hpp): 0, 1 (the check
 // failed), 2 (bad argument), 3 (the weights do not fit), 4 (not compute capability 9.0), 5 (CUDA
 // error), 6 (--timeline without CUPTI), 77 (no usable CUDA device).

@@ -1,14 +1,14 @@
-// Step 14's write of C (tile_per_shape.hpp: Route::tiny_k): K ≤ 32, B in registers, C stored by whole
-// lines. A part of step 14 in a file of its own, included by its kernel.cu; README.md (routes.md) measures it.
+// A route of the Hopper library, step 14's write of C (tile_per_shape.hpp: Route::tiny_k): K ≤ 32, B in registers, C
+// stored by whole lines. Compiled in tile_per_shape.cu; docs/routes.md measures it.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
-#include "14_tile_per_shape/tile_per_shape.hpp"
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
+#include "sm90/tile_per_shape.hpp"
 #include "step.hpp"
 
 namespace worklog {

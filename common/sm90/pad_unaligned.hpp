@@ -1,6 +1,6 @@
-// What step 13 offers the later steps: its launcher, which takes any problem (rows TMA cannot
-// describe are padded into the workspace first), and the workspace it needs. Defined in
-// 13_pad_unaligned/kernel.cu; a later step links it in through add_worklog_step(... FALLBACK 13_pad_unaligned).
+// The library's padding (step 13's, pad_unaligned.cuh), compiled once in pad_unaligned.cu: a launcher
+// that takes any problem (rows TMA cannot describe are padded into the workspace first), the
+// workspace it needs, and the padding as a transform for a later step's own launchers.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -16,12 +16,12 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "13_pad_unaligned/pad_unaligned.hpp"
-#include "14_tile_per_shape/tile_per_shape.hpp"
 #include "gemm_math.hpp"
 #include "general_gemm.hpp"
 #include "kernel_utils.cuh"  // is_aligned
+#include "sm90/pad_unaligned.hpp"
 #include "sm90/swap_gemm.hpp"
+#include "sm90/tile_per_shape.hpp"
 #include "step.hpp"
 #include "tensor_map.hpp"
 

@@ -1,15 +1,15 @@
 // 15's calibration: the price of each entry of its menu (14's tiles and 12's swapped tiles) on this
-// GPU, for the model in kernel.cu. Built as build/bin/15_both_orientations_calibrate; 14's
+// GPU, for the model in 15_both_orientations/kernel.cu. Built as build/bin/15_both_orientations_calibrate; 14's
 // calibrate_menu.cuh says how it measures and fits.
 //
 // Usage: 15_both_orientations_calibrate [--help] [--out FILE] [--iters N] [--explain MxNxK]...
-// --out 15_both_orientations/calibration.inc rewrites this GPU's lines. Exit codes as every program of
+// --out common/sm90/tile_prices_15.csv rewrites this GPU's rows. Exit codes as every program of
 // the worklog (common/exit_codes.hpp): 0, 2 (bad argument), 4 (not compute capability 9.0), 5 (CUDA
 // error), 77 (no usable CUDA device).
 
-#include "14_tile_per_shape/calibrate_menu.cuh"
-#include "14_tile_per_shape/tile_per_shape.hpp"
-#include "15_both_orientations/both_orientations.hpp"
+#include "calibrate_menu.cuh"
+#include "sm90/both_orientations.hpp"
+#include "sm90/tile_per_shape.hpp"
 
 namespace {
 
@@ -22,6 +22,6 @@ const tps::Costs* costs(const tps::Entry& entry) { return both::model().costs(en
 }  // namespace
 
 int main(int argc, char** argv) {
-  const worklog::calibration::Menu menu{"step 15", "15_both_orientations/calibration.inc", both::menu, pick, costs};
+  const worklog::calibration::Menu menu{"step 15", "common/sm90/tile_prices_15.csv", both::menu, pick, costs};
   return worklog::calibration::calibrate_main(argc, argv, menu);
 }

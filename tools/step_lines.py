@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Code lines per step: what each step's folder holds, what library code it introduces, and what it
+adds against the step before it (tools/README.md: step_lines).
+
+A code line is a line of C++ or CUDA that is neither blank nor only a comment. A step's code is the
+files of its folder plus the library files that say, in their first lines, that they hold its idea
+("(step NN's idea"); a route of the library ("A route of the Hopper library") and the harness count
+for no step. What a step adds is the lines of its code that a diff against the previous step's code
+marks as new or changed. --check fails (exit 1) where a step adds more than --max-added lines or a
+file of a step folder is longer than --max-file lines.
+
+    python3 tools/step_lines.py [--root DIR] [--check] [--max-added 400] [--max-file 500]
+"""
+import argparse
+import difflib
+import pathlib
+import re
+import sys
+
+SOURCES = {".cu", ".cuh", ".hpp", ".cpp", ".h", ".inc"}
+IDEA = re.compile(r"\((?:part of )?step (\d\d)'s idea")
+
+
+def code_lines(path):
+    """The code lines of a file, stripped, trailing comments dropped."""
+    lines, in_block = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if in_block:
+            in_block = "*/" not in text
+            continue
+        if text.startswith("/*"):
+            in_block = "*/" not in text
+            continue
+        if not text or text.startswith("//"):
+            continue
+        lines.append(re.sub(r"\s+//.*$", "", text))
+    return lines
+
+
+def library_ideas(root):
+    """Step number → the library files that hold that step's idea."""
+    ideas = {}
+    for path in sorted((root / "common").rglob("*")):
+        if path.suffix not in SOURCES or not path.is_file() or "tests" in path.relative_to(root).parts:
+            continue
+        head = " ".join(path.read_text(encoding="utf-8").splitlines()[:4])
+        match = IDEA.search(head)
+        if match:
+            ideas.setdefault(match.group(1), []).append(path)
+    return ideas
+
+
+def rows(root):
+    ideas = library_ideas(root)
+    previous = []
+    for step in sorted(p for p in root.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name)):
+        own = [p for p in sorted(step.iterdir()) if p.suffix in SOURCES]
+        library = ideas.get(step.name[:2], [])
+        lines = [line for path in own + library for line in code_lines(path)]
+        matcher = difflib.SequenceMatcher(None, previous, lines, autojunk=False)
+        added = sum(j2 - j1 for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert"))
+        longest = max(((len(p.read_text(encoding="utf-8").splitlines()), p) for p in step.iterdir() if p.is_file()),
+                      default=(0, None))
+        yield {"step": step.name, "folder": sum(len(code_lines(p)) for p in own),
+               "library": sum(len(code_lines(p)) for p in library), "adds": added,
+               "longest_file": longest, "library_files": [str(p.relative_to(root)) for p in library]}
+        previous = lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent.parent)
+    parser.add_argument("--check", action="store_true", help="fail where a step is over the limits")
+    parser.add_argument("--max-added", type=int, default=400)
+    parser.add_argument("--max-file", type=int, default=500)
+    args = parser.parse_args()
+    over = []
+    print(f"{'step':26} {'folder':>6} {'library':>7} {'adds':>5}  longest file; library files of its idea")
+    for row in rows(args.root):
+        length, path = row["longest_file"]
+        name = f"{path.name} {length}" if path else "-"
+        print(f"{row['step']:26} {row['folder']:6} {row['library']:7} {row['adds']:5}  {name}; "
+              f"{', '.join(row['library_files']) or '-'}")
+        if row["adds"] > args.max_added:
+            over.append(f"{row['step']} adds {row['adds']} code lines (at most {args.max_added})")
+        if length > args.max_file:
+            over.append(f"{row['step']}/{path.name} has {length} lines (at most {args.max_file})")
+    for line in over:
+        print(f"over the limits: {line}", file=sys.stderr)
+    return 1 if args.check and over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
