@@ -20,10 +20,10 @@ Route route_13(Shape s, const Gpu&) {
           : d.route == Path::swap_direct_c ? "swap_direct_c"
                                            : "step_12"};
   r.region("pad_copy", pad_a || pad_b);
-  r.region("in_place_products", in_place);
-  r.region("in_place_pipeline", in_place);
   r.region("decide_padding", true);
   r.region("padded_hand_off", pad_a || pad_b || stage_c);
+  r.region("in_place_products", in_place);
+  r.region("in_place_pipeline", in_place);
   r.fact("pad_a", pad_a);
   r.fact("pad_b", pad_b);
   r.fact("stage_c", stage_c);
