@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """Run every step of the GEMM worklog, then the size sweep, then write the table and the charts; or,
-with --shapes, run chosen steps, cuBLAS and the peers on the shape corpus.
+with --shapes, run chosen steps, cuBLAS and the peers on the shape corpus or a list of shapes.
 
     python3 plots/run/run_worklog.py --bin-dir BUILD/bin --out BUILD/results [--size 4096]
-        [--sweep-sizes 256,257,512,...] [--no-sweep] [--publish DIR] [--iters N --warmup N]
+        [--steps 04,10] [--sweep-sizes 256,257,512,...] [--no-sweep] [--publish DIR] [--iters N --warmup N]
         [--timing cold|warm] [--venv BUILD/plots-venv] [--no-peers] [--peer-python PYTHON]
-    python3 plots/run/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS]
+    python3 plots/run/run_worklog.py --bin-dir BUILD/bin --out BUILD/results --shapes [CORPUS | MxNxK,...]
         [--steps 10,08] [--timing cold|warm] [--publish DIR] [--no-peers] [--peer-python PYTHON] [--venv ...]
 
 The steps and their order come from BIN_DIR/worklog_steps.txt, which the build writes from the
-add_worklog_step() lines of CMakeLists.txt. Each step runs at --size; the sweep then runs the
-fastest verified step of each precision, as just measured, at every --sweep-sizes N. The peers
-(plots/shapes/peers.py: torch.matmul and a Triton kernel, each in its own process, timed against cuBLAS
+add_worklog_step() lines of CMakeLists.txt; --steps (by name or number) runs only those, in the
+build's order, and is refused with --publish (the published worklog has every step). Each step runs
+at --size; the sweep then runs the fastest verified step of each precision, as just measured, at
+every --sweep-sizes N. The peers (plots/shapes/peers.py: torch.matmul and a Triton kernel, each in its own process, timed against cuBLAS
 there) run at --size too, and the table gains their rows (peers.csv); a peer that this Python
 (--peer-python) cannot run is a row saying "not available", and not a failure.
 
---shapes runs on every shape of the corpus (default plots/shape_corpus.csv) the steps of --steps
+--shapes runs on every shape of the corpus (default plots/shape_corpus.csv), or of a list given
+inline (--shapes 1x4096x4096,4097x4097x4097: category "inline"; a file whose name starts with a
+number is ./NAME), the steps of --steps
 (default: the last step of each precision, every step from 10 on, whose figures the
 README's shapes chapter quotes, and 08_mma_ldmatrix, found by running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
@@ -43,7 +46,9 @@ Exit codes, the worklog's own (common/exit_codes.hpp, read through common/exit_c
       mean 0)
   1   exit_check_failed: a step or peer failed verification (the run still completes) or stopped
       with another error (in the shapes run, the other engines still run)
-  2   exit_bad_argument: bad arguments, a bad corpus, no list of steps, or no step executables
+  2   exit_bad_argument: bad arguments (a shape of an inline --shapes that is not MxNxK, a --steps
+      that names no step or several, --steps with --publish without --shapes), a bad corpus, no
+      list of steps, or no step executables
   4   exit_unsupported_gpu: no step supports this GPU
   77  exit_no_device: no CUDA device (the first step says why: no driver, a driver too old, no GPU)
 The CSVs are written into a temporary folder and moved into --out when the runs end, so a run
@@ -112,6 +117,16 @@ def size_list(text):
     return [positive_int(part) for part in text.split(",")]
 
 
+def shapes_argument(text):
+    """--shapes' value: a list of shapes given inline (a list of Entry), else the corpus file's Path."""
+    if not shape_corpus.is_inline_list(text):
+        return Path(text)
+    try:
+        return shape_corpus.parse_inline(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     required = [parser.add_argument("--bin-dir", required=True, type=Path,
@@ -126,17 +141,24 @@ def parse_args(argv):
     parser.add_argument("--timing", choices=("cold", "warm"), default="cold",
                         help="cold (default): L2 flushed before every timed run; warm: operands left in L2")
     parser.add_argument("--warmup", type=int_at_least(0), help="warm-up iterations of the main runs")
-    parser.add_argument("--shapes", nargs="?", const=shape_corpus.CORPUS, type=Path, metavar="CORPUS",
-                        help="run the shape corpus instead (default corpus: plots/shape_corpus.csv)")
+    parser.add_argument("--shapes", nargs="?", const=shape_corpus.CORPUS, type=shapes_argument,
+                        metavar="CORPUS|MxNxK,...",
+                        help="run the shape corpus instead (default corpus: plots/shape_corpus.csv), or the "
+                             "shapes listed inline, e.g. 1x4096x4096,4097x4097x4097 (a file whose name starts "
+                             "with a number: ./NAME)")
     parser.add_argument("--steps", type=comma_list,
-                        help="with --shapes: the steps to run, by name or number (e.g. 10,08); default: the "
+                        help="the steps to run, by name or number (e.g. 04,10): the worklog runs only those (its "
+                             "sweep the fastest of them; not with --publish); with --shapes, default: the "
                              f"last step of each precision, every step from {SHAPES_FROM:02d} on, and {PORTABLE_STEP}")
     parser.add_argument("--no-peers", action="store_true", help="leave out torch.matmul and Triton")
     parser.add_argument("--peer-python", type=Path, default=Path(sys.executable),
                         help="the Python that runs plots/shapes/peers.py (default: this one)")
     add_venv_argument(parser)
     args = parse_naming_unknown_first(parser, required, argv)
-    check_list(parser, "--steps", args.steps, "step", needs=("--shapes", args.shapes))
+    check_list(parser, "--steps", args.steps, "step")
+    if args.steps is not None and args.publish is not None and args.shapes is None:
+        # The published worklog.csv is the ladder of every step: a run of some would replace it.
+        parser.error("--steps with --publish: the published worklog holds every step; run them all to publish")
     return args
 
 
@@ -317,20 +339,26 @@ def worklog_peers(args, failed, folder):
     raw.unlink(missing_ok=True)
 
 
+def named_steps(tokens, steps):
+    """The steps that --steps' tokens name (each a step's name or its number, which must match one
+    step), each once, in the order of steps; Stop otherwise."""
+    chosen = []
+    for token in tokens:
+        match = [s for s in steps if s == token or s.startswith(f"{token}_")]
+        if len(match) != 1:
+            raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"--steps: '{token}' names {len(match) or 'no'} step(s) "
+                                                     f"among {', '.join(steps)}")
+        chosen.append(match[0])
+    return sorted(set(chosen), key=steps.index)
+
+
 def chosen_steps(args, steps, unsupported):
     """The steps of the shapes run: those --steps names, else the last step of each precision, every
     step from SHAPES_FROM on (the shapes chapter's steps, each building on the one before), and
     PORTABLE_STEP, as a tiny run of every step tells (steps this GPU cannot run are left out); newest
     first."""
     if args.steps is not None:
-        chosen = []
-        for token in args.steps:
-            match = [s for s in steps if s == token or s.startswith(f"{token}_")]
-            if len(match) != 1:
-                raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"--steps: '{token}' names {len(match) or 'no'} step(s) "
-                                                         f"among {', '.join(steps)}")
-            chosen.append(match[0])
-        return list(dict.fromkeys(sorted(chosen, key=steps.index, reverse=True)))
+        return named_steps(args.steps, steps)[::-1]
     probe = args.out / "shapes_probe.csv"
     probe.unlink(missing_ok=True)
     failed = []
@@ -358,10 +386,14 @@ def shapes_runs(chosen):
 
 def run_shapes(args, started):
     """The shapes run (--shapes); raises Stop to end early. Returns the exit code."""
-    try:
-        entries = shape_corpus.load(args.shapes)
-    except InputError as e:
-        raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"bad corpus: {e}") from None
+    if isinstance(args.shapes, Path):
+        try:
+            entries = shape_corpus.load(args.shapes)
+        except InputError as e:
+            raise Stop(exit_codes.EXIT_BAD_ARGUMENT, f"bad corpus: {e}") from None
+        source = f"{len(entries)} corpus lines, {args.shapes}"
+    else:  # listed inline, and parsed with the command line
+        entries, source = args.shapes, "listed inline"
     steps = built_steps(args.bin_dir, "run_worklog")
     args.out.mkdir(parents=True, exist_ok=True)
     for name in ("shapes_raw.csv", *SHAPES_PUBLISHED):  # start fresh: nothing stale is published
@@ -373,7 +405,7 @@ def run_shapes(args, started):
     shapes = shape_corpus.unique_shapes(entries)
     runs = shapes_runs(chosen)
     engines = [f"{step}/{variant}" if variant else step for step, variant in runs]
-    print(f"run_worklog: {len(shapes)} shapes ({len(entries)} corpus lines, {args.shapes}) with "
+    print(f"run_worklog: {len(shapes)} shapes ({source}) with "
           f"{', '.join(engines)}, cuBLAS" + ("" if args.no_peers else ", " + ", ".join(PEERS.values())), flush=True)
     raw = args.out / "shapes_raw.csv"
     ran, skipped = [], set()
@@ -437,6 +469,8 @@ def run_worklog(args):
     if args.shapes is not None:
         return run_shapes(args, started)
     steps = built_steps(args.bin_dir, "run_worklog")
+    if args.steps is not None:
+        steps = named_steps(args.steps, steps)
 
     staging = Path(tempfile.mkdtemp(prefix="run_worklog-"))
     try:

@@ -23,7 +23,11 @@ INT_MAX = 2 ** 31 - 1  # what the step executables accept for --m, --n, --k
 # How the tables name the categories they know; another category is shown as written.
 CATEGORY_NAMES = {"square": "squares", "skinny": "skinny, long K", "llm": "LLM layers", "unaligned": "unaligned",
                   "conv": "convolutions as GEMMs", "square_off_grid": "squares off the 128 grid",
-                  "small": "small, sides ≤ 512", "gemv_dot": "GEMV and dot"}
+                  "small": "small, sides ≤ 512", "gemv_dot": "GEMV and dot", "inline": "given on the command line"}
+# The category of the shapes that run_worklog.py --shapes takes inline (1x4096x4096,4097x4097x4097):
+# they come from no corpus, so they have no category of their own.
+INLINE_CATEGORY = "inline"
+SHAPE = re.compile(r"([0-9]+)x([0-9]+)x([0-9]+)")
 
 # The unit of work that each step schedules, for the wave marks of the square chart: a tile of C of
 # tile_m × tile_n that one scheduling unit computes, and how many such units run at once per SM.
@@ -104,6 +108,31 @@ def load(path=CORPUS):
     return parse(text, str(path))
 
 
+def is_inline_list(text):
+    """Whether a --shapes value is a list of shapes rather than a file: it starts with a number and
+    an 'x' and names no folder. A file whose name starts so is read as ./NAME."""
+    return "/" not in text and re.match(r"\s*[0-9]+\s*x", text) is not None
+
+
+def parse_inline(text):
+    """The entries of an inline list of shapes, "MxNxK,MxNxK,...", each under INLINE_CATEGORY with
+    its place in the list as its line. Raises InputError naming the item that is not a shape or
+    repeats one."""
+    entries, seen = [], {}
+    for number, item in enumerate(text.split(","), 1):
+        item = item.strip()
+        match = SHAPE.fullmatch(item)
+        if not match or not all(1 <= int(v) <= INT_MAX for v in match.groups()):
+            raise InputError(f"shape {number} of the list, {item!r}: expected MxNxK, three integers from 1 to "
+                             f"{INT_MAX} (a file whose name starts with a number: ./NAME)")
+        shape = tuple(int(v) for v in match.groups())
+        if shape in seen:
+            raise InputError(f"shape {number} of the list repeats shape {seen[shape]} ({item})")
+        seen[shape] = number
+        entries.append(Entry(INLINE_CATEGORY, *shape, "", number))
+    return entries
+
+
 def unique_shapes(entries):
     """Each (m, n, k) once, in the order of first appearance: what is measured."""
     return list(dict.fromkeys(entry.shape for entry in entries))
@@ -126,7 +155,7 @@ def parse_shape_list(text, name):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        match = re.fullmatch(r"([0-9]+)x([0-9]+)x([0-9]+)", line)
+        match = SHAPE.fullmatch(line)
         if not match or not all(1 <= int(v) <= INT_MAX for v in match.groups()):
             raise InputError(f"{name}:{number}: expected MxNxK, three positive integers (got {line!r})")
         shapes.append(tuple(int(v) for v in match.groups()))

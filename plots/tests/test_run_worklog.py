@@ -173,6 +173,43 @@ class ArgumentTest(unittest.TestCase):
                 self.assertIn(f": error: {message}", err.getvalue())
                 self.assertIn(" [-h] --bin-dir BIN_DIR --out OUT [--size SIZE]", err.getvalue())
 
+    def test_shapes_inline_or_a_file(self):
+        listed = self.parse("--shapes", "1x4096x4096, 4097x4097x4097").shapes
+        self.assertEqual([(e.category, e.shape, e.line) for e in listed],
+                         [("inline", (1, 4096, 4096), 1), ("inline", (4097, 4097, 4097), 2)])
+        self.assertEqual(self.parse("--shapes", "64x64x64").shapes[0].shape, (64, 64, 64))  # one shape is a list too
+        self.assertEqual(self.parse("--shapes", "./64x64x64.csv").shapes, Path("64x64x64.csv"))  # a file so named
+        self.assertEqual(self.parse("--shapes", "my_corpus.csv").shapes, Path("my_corpus.csv"))
+        self.assertEqual(self.parse("--shapes").shapes, run_worklog.shape_corpus.CORPUS)
+
+    def test_bad_inline_shapes_exit_2_naming_the_shape(self):
+        for value, message in (("1x4096x4096,4097x4097", "shape 2 of the list, '4097x4097': expected MxNxK, "
+                                                         "three integers from 1 to 2147483647"),
+                               ("1x2x3,", "shape 2 of the list, '': expected MxNxK"),
+                               ("0x64x64", "shape 1 of the list, '0x64x64': expected MxNxK"),
+                               ("1x2x2147483648", "shape 1 of the list, '1x2x2147483648': expected MxNxK"),
+                               ("64x64x64,8x8x8,64x64x64", "shape 3 of the list repeats shape 1 (64x64x64)")):
+            with self.subTest(value=value), contextlib.redirect_stderr(io.StringIO()) as err:
+                with self.assertRaises(SystemExit) as caught:
+                    self.parse("--shapes", value)
+                self.assertEqual(caught.exception.code, 2)
+                self.assertIn(f": error: argument --shapes: {message}", err.getvalue())
+                self.assertEqual(err.getvalue().count("error:"), 1)
+
+    def test_steps_without_shapes_but_not_with_publish(self):
+        self.assertEqual(self.parse("--steps", "04,10").steps, ["04", "10"])
+        for argv, message in ((["--steps", "04", "--publish", "plots/results"],
+                               "--steps with --publish: the published worklog holds every step; run them all to "
+                               "publish"),
+                              (["--steps", ","], "--steps: give at least one step")):
+            with self.subTest(argv=argv), contextlib.redirect_stderr(io.StringIO()) as err:
+                with self.assertRaises(SystemExit) as caught:
+                    self.parse(*argv)
+                self.assertEqual(caught.exception.code, 2)
+                self.assertIn(f": error: {message}\n", err.getvalue())
+        # With --shapes, the steps' shapes run may be published (it is a choice of steps already).
+        self.assertEqual(self.parse("--steps", "10", "--shapes", "--publish", "p").steps, ["10"])
+
     def test_main_runs_then_sweep_runs(self):
         args = self.parse("--iters", "5", "--warmup", "0")
         runs = run_worklog.main_runs(args, list(SIX_STEPS), Path("o"))
@@ -262,6 +299,30 @@ class FakeStepsTest(unittest.TestCase):
         self.assertIn("[9/9] 10_step 64x64x64\n", stdout)
         table = (self.out / "table.md").read_text()
         self.assertEqual([s for s in steps if f"| {s} |" in table], [s for s in steps if s != "08_step"])
+
+    def test_steps_alone_runs_only_those_in_build_order(self):
+        # --steps without --shapes: the worklog of the steps named (by number or name, in any order,
+        # each once), in the build's order; the sweep takes the fastest of them per precision.
+        bin_dir = make_bin_dir(self.root, {step: 0 for step in SIX_STEPS})
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--size", 64,
+                                          "--sweep-sizes", "128", "--steps", "05_wmma,02,05", "--no-peers")
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertEqual([call.split()[0] for call in self.calls()],
+                         ["02_block_tiling", "05_wmma", "02_block_tiling", "05_wmma"])
+        self.assertIn("[2/2] 05_wmma 64x64x64\n", stdout)
+        self.assertIn("size sweep of the fastest step of each precision: 02_block_tiling, 05_wmma\n", stdout)
+        table = (self.out / "table.md").read_text()
+        self.assertEqual([s for s in SIX_STEPS if f"| {s} |" in table], ["02_block_tiling", "05_wmma"])
+
+    def test_steps_alone_that_name_no_step_exit_2(self):
+        bin_dir = make_bin_dir(self.root, {step: 0 for step in SIX_STEPS})
+        for token, says in (("07", "'07' names no step(s)"), ("0", "'0' names no step(s)")):
+            with self.subTest(token=token):
+                code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--steps", f"01,{token}")
+                self.assertEqual((code, stdout), (2, ""))
+                self.assertEqual(stderr, f"run_worklog: error: --steps: {says} among {', '.join(SIX_STEPS)}\n")
+        self.assertFalse((self.root / "calls.log").exists())  # nothing ran
+        self.assertFalse(self.out.exists())
 
     def test_sweep_takes_the_fastest_measured_step_of_each_precision(self):
         # 03 beats 04, and 06 fails its check: the sweep runs 03 and 05.

@@ -105,6 +105,24 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("not run", {r["check"] for r in rows} | {"not run"})
         self.assertEqual(self.readme.read_text().count("old"), 1)  # no --publish: README untouched
 
+    def test_shapes_listed_inline(self):
+        # --shapes 1x4096x4096,257x257x257: those shapes, in that order, each once, in the category
+        # "inline" (no corpus gives them one); the step and the peer read them as from a file.
+        bin_dir = make_bin_dir(self.root, {s: 0 for s in STEPS})
+        code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", "1x4096x4096,257x257x257",
+                                          "--steps", "10", peers=self.peer_python)
+        self.assertEqual((code, stderr), (0, ""), stdout)
+        self.assertIn("run_worklog: 2 shapes (listed inline) with 10_persistent_clusters, cuBLAS, torch.matmul, "
+                      "Triton\n", stdout)
+        shape_call = [c for c in self.calls() if "--shapes" in c][0]
+        self.assertEqual(Path(shape_call.split("--shapes ")[1].split()[0]).name, "shapes.txt")
+        rows = shape_results.load(self.out / "shapes.csv")
+        step_rows = [r for r in rows if r["engine"] == "10_persistent_clusters"]
+        self.assertEqual([(r["category"], r["m"], r["n"], r["k"]) for r in step_rows],
+                         [("inline", 1, 4096, 4096), ("inline", 257, 257, 257)])
+        self.assertIn("| given on the command line (2) |", (self.out / "shapes.md").read_text())
+        self.assertFalse((self.out / "shapes_squares.png").exists())  # no square of the corpus: no chart
+
     def test_unknown_step_and_bad_corpus_exit_2(self):
         code, _, stderr = self.shapes_run({s: 0 for s in STEPS}, "--steps", "11")
         self.assertEqual(code, 2)
