@@ -90,7 +90,7 @@ WORKLOG_REGISTER_STEP(
                  launch_config<SingleFragmentSet>)
         .variant("tile_128x128", "07's block: 128 × 128, 4 warps, K slices of 32 (two blocks per SM)",
                  launch_config<Tile128x128>, Tile128x128::block_tile_m, Tile128x128::block_tile_n)
-        .variant("small_tile", "32 × 32 blocks of 4 warps, K slices of 64, 4 stages: 14's small problems",
+        .variant("small_tile", "32 × 32 blocks of 4 warps, K slices of 64, 4 stages: the tile for small problems",
                  launch_config<SmallTile, SmallTile>, SmallTile::block_tile_m, SmallTile::block_tile_n))
 
 }  // namespace worklog

@@ -291,6 +291,7 @@ WORKLOG_REGISTER_STEP(Step<__half>{"09_wgmma_tma", launch_config<Config>}
                           .adds("TMA tiles, warpgroup MMA, warp specialization")
                           .reuses_tile(Config::block_tile_m, Config::block_tile_n)
                           .needs_compute_capability(90, 90)
+                          .takes_own_path(tma_path_possible)  // the rest: 08's kernel (general_gemm.hpp)
                           .variant("one_consumer", "one consumer warpgroup: 64 × 256 tiles", launch_config<OneConsumer>,
                                    OneConsumer::block_tile_m, OneConsumer::block_tile_n)
                           .variant("no_setmaxnreg", "no setmaxnreg: every warpgroup keeps the launch count",

@@ -411,6 +411,7 @@ WORKLOG_REGISTER_STEP(Step<__half>{"10_persistent_clusters", launch_config<Confi
                           .adds("persistent grid, grouped order, 2-block clusters with B multicast, TMA-store epilogue")
                           .reuses_tile(Config::cluster_size* Config::block_tile_m, Config::block_tile_n)
                           .needs_compute_capability(90, 90)
+                          .takes_own_path(tma_path_possible)  // the rest: 08's kernel (general_gemm.hpp)
                           .variant("persistent_row_major", "persistent grid, row-major tile order",
                                    launch_config<PersistentRowMajor>, Config::block_tile_m, Config::block_tile_n)
                           .variant("persistent_grouped", "+ grouped tile order (8 rows)",

@@ -11,6 +11,7 @@
 
 #include "general_gemm.hpp"
 #include "sm90/stream_k_gemm.hpp"
+#include "sm90/swap_gemm.hpp"  // max_m: the rows the library's swap GEMM takes
 #include "sm90/swap_kernel.cuh"
 #include "step.hpp"
 
@@ -41,6 +42,10 @@ struct Config {
   static constexpr bool narrow_where_it_pays = true;   // 64-column tiles where they keep as many SMs busy (narrow_pays)
   static constexpr int narrow_whole_max_k_tiles = 64;  // ...and whole narrow tiles up to this many slices (narrow_pays)
 };
+
+static_assert(
+    Config::swap_max_m == swap_ab::max_m,
+    "swap_max_m must equal swap_ab::max_m: the library's swap GEMM, which later steps call, takes as many rows");
 
 // The same kernel with block tiles of 64 columns: one consumer warpgroup, twice the tiles, half the
 // k-parts a tile. The step runs it where narrow_pays says; the variant narrow_tiles everywhere.

@@ -88,7 +88,10 @@ struct Step {
   int min_compute_capability = 0;     // e.g. 70 for WMMA; 0 when any CUDA GPU will do
   int max_compute_capability = 0;     // e.g. 90 for sm_90a-only code; 0 when there is no upper limit
   WorkspaceSize workspace = nullptr;  // nullptr: no workspace
-  std::vector<Step> variants;         // named "<step>/<variant>"; empty for a variant itself
+  // The problems the step's own kernel takes, where it hands the others to the general kernel
+  // (nullptr: it takes every problem, or does not say): what a report of routes asks without a GPU.
+  bool (*own_path)(const GemmProblem<Input>&) = nullptr;
+  std::vector<Step> variants;  // named "<step>/<variant>"; empty for a variant itself
 
   Step(std::string step_name, Launcher<Input> launcher) : name(std::move(step_name)), launch(launcher) {}
 
@@ -113,6 +116,12 @@ struct Step {
     workspace = bytes_for_shape;
     return std::move(*this);
   }
+  // Which problems the step's own kernel takes (the rest go to the general kernel); set it before the
+  // variants, which inherit it.
+  Step takes_own_path(bool (*rule)(const GemmProblem<Input>&)) && {
+    own_path = rule;
+    return std::move(*this);
+  }
   // A variant: its own launcher and description; the step's compute capabilities and workspace; the
   // step's reuse tile unless it names its own.
   Step variant(const char* variant_name, const char* what, Launcher<Input> launcher, int tile_rows = 0,
@@ -124,6 +133,7 @@ struct Step {
     v.min_compute_capability = min_compute_capability;
     v.max_compute_capability = max_compute_capability;
     v.workspace = workspace;
+    v.own_path = own_path;
     variants.push_back(std::move(v));
     return std::move(*this);
   }

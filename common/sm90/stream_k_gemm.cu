@@ -37,4 +37,7 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
   return tma_strides_possible(shape, strides) ? tma_workspace_bytes<Config>(shape) : 0;
 }
 
+int cluster_size() { return Config::cluster_size; }
+Plan plan_on(Shape shape, int sms) { return plan_shape<Config>(shape.m, shape.n, shape.k, sms / Config::cluster_size); }
+
 }  // namespace worklog::stream_k

@@ -22,4 +22,10 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 // Bytes of workspace launch() needs for a shape with these (resolved) strides, on the current device.
 std::size_t workspace_bytes(Shape shape, Strides strides);
 
+struct Plan;  // stream_k_schedule.cuh
+// The plan launch() makes for a shape on a GPU of `sms` multiprocessors, asking no device (a report
+// of routes): its clusters of cluster_size() blocks, one on each pair of SMs, and the schedule.
+int cluster_size();
+Plan plan_on(Shape shape, int sms);
+
 }  // namespace worklog::stream_k

@@ -4,14 +4,16 @@
 // runs this program on those shapes and fails where a region would not run, so that no step's
 // performance points come free. No GPU needed.
 //
-// Each step's part lives in a file of its own (step_<NN>.cu beside this one), which includes the step's
-// kernel.cu whole: its configuration, rules and plans sit in an anonymous namespace there, as in
-// stream_k_schedule.cu. What the launchers ask the device (how many clusters or blocks fit at once)
+// Each step's part lives in a file of its own (step_<NN>.cu beside this one), which asks the library
+// under the steps for the rules and plans a step's launch applies (common/sm90/: the stream-K plan,
+// the swap kernel's widths, 13's padding decision, 14's and 15's menus), or the step's registration
+// for which problems its own kernel takes (Step::own_path: 09 and 10); none includes a step's file.
+// What the launchers ask the device (how many clusters or blocks fit at once)
 // is taken as one worker per SM, clusters of two on pairs of SMs: 66 clusters of 11's kernel on a GPU
 // of 132 SMs, as 11's README counts them, and as 14's tile_model.csv, measured on an H100, confirms
 // (lab/tests/test_performance_shapes.py compares). The files sit in a folder of their own: lab.py
-// grade --no-gpu runs, as a step's host tests, the programs of common/tests/*.cu that include the
-// step's files, and this program tests the rubric, not a student's kernel.
+// grade --no-gpu runs the programs of common/tests/*.cu as a step's host tests, and this program
+// tests the rubric, not a student's kernel.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -1,13 +1,19 @@
-// lab_routes (lab_routes.hpp): step 10. Its kernel.cu, included whole, decides the path: TMA where it
-// can describe A, B and C (tma_path_possible), 08's kernel otherwise; every LAB region is in the TMA
-// kernel.
-#include "10_persistent_clusters/kernel.cu"
+// lab_routes (lab_routes.hpp): step 10. Its registration says which problems its own kernel takes
+// (Step::own_path: TMA can describe A, B and C), the program linking the step's kernel; 08's kernel
+// takes the others. Every LAB region is in the TMA kernel.
+#include <stdexcept>
+
 #include "lab_routes.hpp"
+#include "step.hpp"
 
 namespace worklog::lab_routes {
 
 Route route_10(Shape s, const Gpu&) {
-  const bool tma = tma_path_possible(packed_problem(s));
+  const RegisteredStep* step = find_step("10_persistent_clusters");
+  if (!step || !step->fp16 || !step->fp16->own_path)
+    throw std::logic_error(
+        "lab_routes: 10_persistent_clusters is not linked in, or does not say which problems its kernel takes");
+  const bool tma = step->fp16->own_path(packed_problem(s));
   Route r{tma ? "tma" : "08"};
   for (const char* name : {"barriers", "producer", "arm_and_copy", "release_in_every_block", "wait_full",
                            "release_previous_slice", "release_last_slice"})

@@ -1,5 +1,6 @@
-// lab_routes (lab_routes.hpp): step 11. Its kernel.cu, included whole, gives the configuration; its
-// plan (stream_k_kernel.cuh: plan_shape, the rule of schedule.cuh) says which tiles are split and how
+// lab_routes (lab_routes.hpp): step 11. The library's stream-K GEMM (stream_k_gemm.hpp: plan_on), at
+// the configuration 11 teaches, gives the plan (stream_k_kernel.cuh: plan_shape, the rule of
+// stream_k_schedule.cuh), which says which tiles are split and how
 // each split tile is fixed up, which decides which regions run:
 //   - a whole tile is written by the "whole tile" store, and so is a split tile that the unit holding
 //     its slice 0 fixes up alone (Fixup::finish_segment);
@@ -8,16 +9,18 @@
 //     "piece" store).
 // Under 11's rule every split tile of a shape has the same number of parts, so one shape runs either
 // add_later_partials (2 parts or fewer) or share, not both.
-#include "11_stream_k/kernel.cu"
 #include "lab_routes.hpp"
+#include "sm90/stream_k_gemm.hpp"
+#include "sm90/stream_k_kernel.cuh"
+#include "sm90/stream_k_schedule.cuh"
 
 namespace worklog::lab_routes {
 
 Route route_11(Shape s, const Gpu& gpu) {
   const bool tma = stream_k::tma_path_possible(packed_problem(s));
   Route r{tma ? "tma" : "08"};
-  const int resident = gpu.sms / Config::cluster_size;  // clusters of 2 on pairs of SMs (lab_routes.hpp)
-  const stream_k::Plan plan = stream_k::plan_shape<Config>(s.m, s.n, s.k, resident);
+  const int resident = gpu.sms / stream_k::cluster_size();  // clusters of 2 on pairs of SMs (lab_routes.hpp)
+  const stream_k::Plan plan = stream_k::plan_on(s, gpu.sms);
   const stream_k::Schedule& schedule = plan.schedule;
   bool alone = false, shared = false;
   for (long long tile = 0; tile < schedule.sk_tiles; ++tile) (schedule.fixed_up_alone(tile) ? alone : shared) = true;

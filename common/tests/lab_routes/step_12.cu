@@ -1,21 +1,22 @@
-// lab_routes (lab_routes.hpp): step 12. Its kernel.cu, included whole, gives the rule and the
-// configuration; the route below is launch_config's, in its order: 08's kernel where TMA cannot
-// describe A or B (tma_path_possible), 11 for M above Config::swap_max_m (swap_ab::max_m), the swap
+// lab_routes (lab_routes.hpp): step 12. The library's swap kernel (swap_kernel.cuh) gives the rule and
+// the widths; the route below is 12's launch_config's, in its order: 08's kernel where TMA cannot
+// describe A or B (tma_path_possible), 11 for M above swap_ab::max_m (12's swap_max_m), the swap
 // kernel otherwise, at the width with_width picks. Every LAB region of 12 is in the swap kernel.
-#include "12_swap_ab/kernel.cu"
 #include "lab_routes.hpp"
+#include "sm90/swap_gemm.hpp"
+#include "sm90/swap_kernel.cuh"
 
 namespace worklog::lab_routes {
 
 Route route_12(Shape s, const Gpu&) {
   const GemmProblem<__half> p = packed_problem(s);
-  const bool swap = tma_path_possible(p) && p.m <= Config::swap_max_m;
-  Route r{!tma_path_possible(p) ? "08" : swap ? "swap" : "11"};
+  const bool swap = swap_ab::tma_path_possible(p) && p.m <= swap_ab::max_m;
+  Route r{!swap_ab::tma_path_possible(p) ? "08" : swap ? "swap" : "11"};
   for (const char* name :
        {"descriptors", "store_transposed", "barriers", "producer", "arm_and_copy", "release_stage", "wait_full"})
     r.region(name, swap);
-  r.fact("swap_max_m", (long long)Config::swap_max_m);
-  if (swap) r.fact("width", (long long)with_width(p.m, [](auto width) { return int(width); }));
+  r.fact("swap_max_m", (long long)swap_ab::max_m);
+  if (swap) r.fact("width", (long long)swap_ab::with_width(p.m, [](auto width) { return int(width); }));
   return r;
 }
 
