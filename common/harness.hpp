@@ -11,7 +11,8 @@
 //   harness_timing.hpp    median_ms(): the median of CUDA-event timings
 //   run_step.hpp          run_step(): the whole program behind a step executable
 // (report.hpp, the result line and CSV row, and profile_run.hpp, the --profile mode, are
-// run_step's alone.)
+// run_step's alone; nvtx_range.hpp, the ranges an Nsight Systems timeline shows, harness_timing.cu's
+// and run_step's.)
 #pragma once
 
 #include "cli.hpp"

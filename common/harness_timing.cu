@@ -3,12 +3,15 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "harness_timing.hpp"
 #include "kernel_timestamps.hpp"
 #include "kernel_utils.cuh"  // WORKLOG_CHECK_LAUNCH
+#include "nvtx_range.hpp"
 
 namespace worklog {
 
@@ -109,6 +112,7 @@ const ReadBuffer& flush_buffer() {
 
 // What runs before each timed run: the hold, then (cold) the flush.
 void cover(TimingMode mode, double hold_us) {
+  const NvtxRange range(mode == TimingMode::cold ? "cover: hold, flush L2" : "cover: hold");
   timing_hold_kernel<<<1, 1>>>((long long)(hold_us * 1e3));
   WORKLOG_CHECK_LAUNCH();
   if (mode == TimingMode::cold) flush_buffer().read();
@@ -156,6 +160,8 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
   KernelTimestamps* timestamps = KernelTimestamps::get();
   bool recording = false;
   double hold_us = default_hold_us;
+  std::optional<NvtxRange> warmup_range;
+  if (warmup > 0) warmup_range.emplace("warm-up: " + std::to_string(warmup) + " round(s)");
   for (int i = 0; i < warmup; ++i) {
     if (i == warmup - 1 && timestamps) recording = timestamps->start();
     double slowest_us = 0;
@@ -167,6 +173,7 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
     }
     hold_us = std::clamp(2.0 * slowest_us, min_hold_us, max_hold_us);
   }
+  warmup_range.reset();
   const std::size_t count = runs.size();
   // Three events per timed run: before its cover, then around the run itself.
   std::vector<cudaEvent_t> events(3 * count * std::size_t(iters));
@@ -176,7 +183,9 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
   ClockProbe before, after;
   if (warmup == 0 && timestamps) recording = timestamps->start();
   before.enqueue();
-  for (int i = 0; i < iters; ++i)
+  for (int i = 0; i < iters; ++i) {
+    // Each run of the round enqueued inside it: nsys projects the range over their kernels.
+    const NvtxRange round("timed round " + std::to_string(i + 1) + "/" + std::to_string(iters));
     for (std::size_t r = 0; r < count; ++r) {
       CUDA_CHECK(cudaEventRecord(event(i, r, 0)));
       cover(mode, hold_us);
@@ -186,6 +195,7 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
       host_us[i * count + r] = microseconds_since(start);
       CUDA_CHECK(cudaEventRecord(event(i, r, 2)));
     }
+  }
   after.enqueue();
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<double> gpu_ms =

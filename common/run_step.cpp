@@ -14,6 +14,7 @@
 #include "device_select.hpp"
 #include "gemm_data.hpp"
 #include "harness_timing.hpp"
+#include "nvtx_range.hpp"
 #include "precision_traits.hpp"
 #include "profile_run.hpp"
 #include "report.hpp"
@@ -27,6 +28,7 @@ namespace {
 // round measured first (at least one).
 int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& o) {
   if (o.time_cap_ms <= 0) return o.iters;
+  const NvtxRange range("--time-cap: one round timed to size the rounds");
   double round_ms = 0;
   for (const double ms : median_ms_interleaved(runs, 0, 1, o.timing)) round_ms += ms;
   const double fit = o.time_cap_ms / std::max(round_ms, 1e-6);
@@ -38,6 +40,9 @@ int timed_rounds(const std::vector<std::function<void()>>& runs, const Options& 
 template <class Input>
 int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& prop, bool header, double dram_read_rate) {
   const RunInfo info = describe_run(prop);
+  // One range per shape: a --shapes run's timeline shows where each shape's rounds begin.
+  const NvtxRange shape_range(step.name + " " + std::to_string(o.shape.m) + "x" + std::to_string(o.shape.n) + "x" +
+                              std::to_string(o.shape.k));
   GemmData<Input> data(o.shape, o.seed, o.initial_c, o.check, step.workspace_bytes(o.shape, o.strides), o.strides);
   std::optional<CublasHandle> cublas;
   if (o.cublas) cublas.emplace();
@@ -68,6 +73,7 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   // Check: one more run of the step, from the initial C (after the timed runs on the same workspace),
   // against cuBLAS from the same C.
   if (o.check) {
+    const NvtxRange range("check: one more run against cuBLAS");
     data.reset_output();
     data.compute_reference(cublas->get(), o.alpha, o.beta);
     step.launch(data.problem(o.alpha, o.beta), 0);
