@@ -26,6 +26,9 @@ quantity of readme/formats.py's DERIVED) to quote, required; agg= min, max, medi
 divisor applied first; format= a Python format spec (`.1f`) or a name of formats.FORMATS (default
 auto). Every other KEY=VALUE selects rows by that column: as a number when both are numbers, else
 as text; `a|b` either, an empty VALUE an empty cell. Without agg= the selectors must match one row.
+A ratio of two rows: over.KEY=VALUE words select the row that divides (the other selectors kept,
+those named replaced), so that `column=l2_bytes step=06_multiwarp_wmma over.step=05_wmma format=.1f`
+is 06's L2 bytes over 05's; both sides one row each.
 --write fills blocks and cells, --check says which differ. What a step registers (what it adds, its
 variants' descriptions) is asked of its built executable (`--list-variants`; --bin-dir, default
 $WORKLOG_BIN_DIR or build/bin).
@@ -94,7 +97,14 @@ def parse_cell_spec(spec):
         raise Missing(f"'{file}' is not the name of a CSV in the results folder")
     given = key_values(words[1:])
     options = {k: v for k, v in given.items() if k in CELL_OPTIONS}
-    selectors = {k: v for k, v in given.items() if k not in CELL_OPTIONS}
+    selectors = {k: v for k, v in given.items() if k not in CELL_OPTIONS and not k.startswith("over.")}
+    over = {k[len("over."):]: v for k, v in given.items() if k.startswith("over.")}
+    if over:
+        if "" in over:
+            raise Missing("over. needs a column after it, as in over.step=05_wmma")
+        if options.get("agg"):
+            raise Missing("a ratio (over.) takes one row each side, not agg=")
+        options["over"] = over
     if not options.get("column"):
         raise Missing("a cell needs column=")
     if options.get("agg", "") not in ("",) + AGGREGATES:
@@ -117,6 +127,16 @@ def render_cell(spec, results):
     if not rows or (len(rows) != 1 and not agg):
         raise Missing(f"{where}: {'no row' if not rows else f'{len(rows)} rows'} (expected one)")
     values = [value_of(r, options["column"], file) for r in rows]
+    if "over" in options:
+        below = {**selectors, **options["over"]}
+        divisors = select(results.rows(file) or [], file, below)
+        if len(divisors) != 1:
+            raise Missing(f"{file} " + " ".join(f"{k}={v}" for k, v in below.items()) +
+                          f": {'no row' if not divisors else f'{len(divisors)} rows'} to divide by (expected one)")
+        divisor = value_of(divisors[0], options["column"], file)
+        if not isinstance(values[0], (int, float)) or not isinstance(divisor, (int, float)) or not divisor:
+            raise Missing(f"{where}: a ratio needs a number on each side, and a divisor that is not 0")
+        values = [values[0] / divisor]
     if agg and any(v is None or isinstance(v, str) for v in values):
         raise Missing(f"{where}: agg={agg} needs a number in every row's '{options['column']}'")
     return table.combine(values, agg, options.get("format", "auto"), options.get("scale", 1.0))

@@ -350,6 +350,21 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(self.cell("profile.csv step=01_naive|02_block_tiling column=dram_flop_per_byte "
                                    "agg=range format=.0f"), "71–205")
 
+    def test_a_ratio_of_two_rows(self):
+        # 02's DRAM bytes over 01's, from the fixture's profile.csv: the quotient of the two cells.
+        over = float(self.cell("profile.csv step=02_block_tiling column=dram_bytes over.step=01_naive format=.6f"))
+        two = float(self.cell("profile.csv step=02_block_tiling column=dram_bytes format=.1f"))
+        one = float(self.cell("profile.csv step=01_naive column=dram_bytes format=.1f"))
+        self.assertAlmostEqual(over, two / one, places=5)
+        for spec, message in (
+                ("profile.csv step=02_block_tiling column=dram_bytes over.step=99_x", "no row to divide by"),
+                ("profile.csv step=02_block_tiling column=dram_bytes over.=x", "over. needs a column"),
+                ("profile.csv step=02_block_tiling column=dram_bytes over.step=01_naive agg=max", "not agg="),
+                ("profile.csv step=02_block_tiling column=top_stall over.step=01_naive", "a number on each side")):
+            with self.subTest(spec=spec), self.assertRaises(filler.Missing) as caught:
+                self.cell(spec)
+            self.assertIn(message, str(caught.exception))
+
     def test_an_empty_selector_matches_an_empty_cell(self):
         self.assertEqual(self.cell("experiments.csv experiment=one_process_each variant= metric=tflops "
                                    "column=value format=.1f"), "107.4")
