@@ -17,7 +17,7 @@
    shapes it ran, needs the GPU and, often, profiling rights that an autograder container lacks); and
    linking the object without cuBLAS is the same test, made on the object's symbol table rather than
    by a link of its own. What it cannot see: a call through a function the reference also uses, such
-   as the registry's find_step(), which steps 09 on use to hand shapes to their FALLBACK step.
+   as the general kernel's general::launch, to which steps 09 on hand what TMA cannot describe.
 """
 import difflib
 import os
