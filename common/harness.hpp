@@ -9,6 +9,7 @@
 //   gemm_data.hpp         GemmData: random inputs, cuBLAS's result, and the check against it
 //   device_select.hpp     the device, whether the step supports it, whether the matrices fit
 //   harness_timing.hpp    median_ms(): the median of CUDA-event timings
+//   percentile.hpp        quantile(), Spread: the 10th and 90th percentiles beside each median
 //   run_step.hpp          run_step(): the whole program behind a step executable
 // (report.hpp, the result line and CSV row, and profile_run.hpp, the --profile mode, are
 // run_step's alone; nvtx_range.hpp, the ranges an Nsight Systems timeline shows, harness_timing.cu's

@@ -213,6 +213,7 @@ Timings time_interleaved(const std::vector<std::function<void()>>& runs, int war
       t.uncovered += host_us[i * count + r] > cover_us;
     }
     t.ms.push_back(median(ms));
+    t.spread.push_back(spread_of(ms));
   }
   for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
   return t;

@@ -21,14 +21,16 @@
 #include <functional>
 #include <vector>
 
-#include "cli.hpp"  // TimingMode
+#include "cli.hpp"         // TimingMode
+#include "percentile.hpp"  // Spread
 
 namespace worklog {
 
 // A timed comparison's medians and what the GPU did meanwhile.
 struct Timings {
-  std::vector<double> ms;  // each run's median over the timed rounds, in the order of the runs
-  int rounds = 0;          // timed rounds (each run once per round)
+  std::vector<double> ms;      // each run's median over the timed rounds, in the order of the runs
+  std::vector<Spread> spread;  // each run's 10th and 90th percentiles over the same rounds, in ms
+  int rounds = 0;              // timed rounds (each run once per round)
   // What measured them: the kernels' own timestamps (CUPTI), or CUDA events around each run.
   enum class Timer { kernels, events } timer = Timer::events;
   // The SM clock (measure_sm_clock_mhz), just before the first timed round and just after the last.

@@ -68,7 +68,7 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
         "ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_abs_err,err_over_tol,global_bytes,status,"
         "bad_count,first_bad_row,first_bad_col,expected,obtained,"
         "timing,timer,sm_mhz_before,sm_mhz_after,clock_fell,uncovered_runs,least_bytes,dram_read_gbps,"
-        "dram_fraction,cublas_dram_fraction\n",
+        "dram_fraction,cublas_dram_fraction,ms_p10,ms_p90,cublas_ms_p10,cublas_ms_p90\n",
         csv);
   const double flops = gemm_flops(o.shape);
   std::ostringstream row;
@@ -109,6 +109,13 @@ void append_csv(const std::string& path, const RunInfo& info, const char* step, 
   } else {
     row << ",,";
   }
+  // The spread of the rounds behind each median (percentile.hpp), last, so that the rows of older
+  // files keep their columns; cuBLAS's empty when it was not timed.
+  row << ',' << r.spread.p10 << ',' << r.spread.p90 << ',';
+  if (r.cublas_ms > 0)
+    row << r.cublas_spread.p10 << ',' << r.cublas_spread.p90;
+  else
+    row << ',';
   row << '\n';
   const bool written = std::fputs(row.str().c_str(), csv) >= 0 && std::fflush(csv) == 0;
   const int write_errno = errno;

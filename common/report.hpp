@@ -10,7 +10,8 @@
 
 #include "cli.hpp"  // Options
 #include "failure.hpp"
-#include "gemm_data.hpp"  // CheckResult
+#include "gemm_data.hpp"   // CheckResult
+#include "percentile.hpp"  // Spread
 
 namespace worklog {
 
@@ -25,6 +26,7 @@ RunInfo describe_run(const cudaDeviceProp& prop);
 // What one run of a step measured.
 struct Measurement {
   double ms, cublas_ms, global_bytes;  // cublas_ms is 0 when cuBLAS was not timed
+  Spread spread, cublas_spread;        // the 10th and 90th percentiles of the rounds behind each median
   CheckResult check;
   bool checked;
   TimingMode timing;

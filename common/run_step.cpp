@@ -64,6 +64,8 @@ int measure(const Step<Input>& step, const Options& o, const cudaDeviceProp& pro
   const Timings timed = time_interleaved(runs, o.warmup, timed_rounds(runs, o), o.timing);
   r.ms = timed.ms[0];
   r.cublas_ms = cublas ? timed.ms[1] : 0.0;
+  r.spread = timed.spread[0];
+  if (cublas) r.cublas_spread = timed.spread[1];
   r.timer = timer_name(timed.timer);
   r.sm_mhz_before = timed.sm_mhz_before;
   r.sm_mhz_after = timed.sm_mhz_after;

@@ -15,6 +15,7 @@
 #include "gemm_math.hpp"
 #include "kernel_timestamps.hpp"
 #include "no_device.hpp"
+#include "percentile.hpp"
 #include "reference.hpp"
 #include "swizzle.hpp"
 
@@ -523,4 +524,38 @@ TEST_CASE("swizzle: a permutation of each row's chunks, conflict-free ldmatrix a
   std::set<int> unswizzled;
   for (int r = 0; r < 8; ++r) unswizzled.insert((r * 8 + 3) % swizzle_bank_groups);
   CHECK(unswizzled.size() == 1u);
+}
+
+TEST_CASE("quantile: linear between the closest ranks, the median of an even count the mean of the middle two") {
+  // Sorted: 1 2 3 4 5 6 7 8 9 10 11; rank (n - 1)·p falls on a value at p = 0, 0.1, 0.5, 0.9, 1.
+  const std::vector<double> eleven = {11, 3, 7, 1, 9, 5, 2, 10, 4, 8, 6};
+  CHECK(quantile(eleven, 0.0) == 1);
+  CHECK(quantile(eleven, 0.1) == 2);
+  CHECK(quantile(eleven, 0.5) == 6);
+  CHECK(quantile(eleven, 0.9) == 10);
+  CHECK(quantile(eleven, 1.0) == 11);
+  // Twenty rounds, the harness's default: rank 1.9 for p10 (between the 2nd and 3rd smallest), 17.1
+  // for p90, 9.5 for the median, which is the mean of the 10th and 11th, as the harness's median().
+  std::vector<double> twenty;
+  for (int i = 20; i >= 1; --i) twenty.push_back(0.1 * i);
+  CHECK(quantile(twenty, 0.1) == doctest::Approx(0.29));
+  CHECK(quantile(twenty, 0.9) == doctest::Approx(1.81));
+  CHECK(quantile(twenty, 0.5) == doctest::Approx(0.5 * (1.0 + 1.1)));
+  const Spread spread = spread_of(twenty);
+  CHECK(spread.p10 == doctest::Approx(0.29));
+  CHECK(spread.p90 == doctest::Approx(1.81));
+  // One round (a --time-cap that fits only one): every quantile is that round; two: a straight line.
+  CHECK(spread_of({0.25}).p10 == 0.25);
+  CHECK(spread_of({0.25}).p90 == 0.25);
+  CHECK(quantile({1.0, 3.0}, 0.1) == doctest::Approx(1.2));
+  CHECK(quantile({1.0, 3.0}, 0.9) == doctest::Approx(2.8));
+  // The input is taken by value: the caller's order is kept.
+  CHECK(eleven.front() == 11);
+}
+
+TEST_CASE("quantile refuses no values and a p outside [0, 1]") {
+  CHECK_THROWS_AS(quantile({}, 0.5), std::invalid_argument);
+  CHECK_THROWS_AS(quantile({1.0}, -0.1), std::invalid_argument);
+  CHECK_THROWS_AS(quantile({1.0}, 1.5), std::invalid_argument);
+  CHECK_THROWS_AS(quantile({1.0}, std::nan("")), std::invalid_argument);
 }

@@ -222,8 +222,16 @@ def run_line(row):
             f"{row['cuda_driver']}), {row['time']:%Y-%m-%d}" + (f", timing {timing}" if timing else ""))
 
 
+def ms_spread(row):
+    """The 10th and 90th percentiles of a step's timed rounds, "0.715–0.731" ms; None from a CSV
+    written before the harness wrote them (the committed ones), which a table shows as missing."""
+    low, high = row.get("ms_p10"), row.get("ms_p90")
+    return None if low is None or high is None else join_range([fmt_ms(low), fmt_ms(high)])
+
+
 # Quantities of rows: of profile.csv (ncu_profile.py), and of any row with m, n, k or a precision.
 DERIVED = {
+    "ms_spread": ms_spread,                      # "0.715–0.731": p10–p90 of the timed rounds, ms
     "dram_bytes": lambda r: (None if r["dram_read_bytes"] is None or r["dram_write_bytes"] is None
                              else r["dram_read_bytes"] + r["dram_write_bytes"]),
     "fma_instructions": fma_instructions,

@@ -11,6 +11,9 @@ STEP_RUN = {"header": "check", "column": "status", "align": "---"}
 FAILED = {"failed": "—"}
 RUN_COLUMNS = [
     {"header": "median ms", "column": "ms", "format": "ms", **FAILED},
+    # Shown where a README asks for it (spread=yes on the BEGIN line): the rounds' 10th to 90th
+    # percentile; "—" for rows measured before the harness wrote them.
+    {"header": "p10–p90 ms", "column": "ms_spread", "when": "spread", **FAILED},
     {"header": "TFLOP/s", "column": "tflops", "format": "tflops", **FAILED},
     {"header": "cuBLAS TFLOP/s", "column": "cublas_tflops", "format": "tflops"},
     {"header": "% of cuBLAS", "column": "pct_cublas", "format": "pct", **FAILED},
@@ -21,7 +24,7 @@ NA = {"missing": "n/a"}
 
 TABLES = {
     "measured": {
-        "argument": "step", "sources": ["worklog.csv"],
+        "argument": "step", "options": {"spread": ""}, "sources": ["worklog.csv"],
         "csv": "view:speedups", "latest": True, "where": {"step": "{step}"},
         "caption": "`run_worklog.py` on {last[run_line]}; the step and {last[cublas_name]} timed in alternation "
                    "in the same process (`plots/results/worklog.csv`):",
@@ -32,7 +35,7 @@ TABLES = {
                     STEP_RUN],
     },
     "sweep_points": {
-        "argument": "step", "sources": ["sweep.csv"],
+        "argument": "step", "options": {"spread": ""}, "sources": ["sweep.csv"],
         "csv": "sweep.csv", "latest": True, "where": {"step": "{step}", "square": "yes"}, "sort": ["n"],
         "caption": "The size sweep (M = N = K = N), {last[run_line]}, against {last[cublas_name]} in the same "
                    "process (`plots/results/sweep.csv`):",

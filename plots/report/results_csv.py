@@ -27,19 +27,24 @@ CHECK_COLUMNS = "bad_count first_bad_row first_bad_col expected obtained".split(
 # are read all the same.
 TIMING_COLUMNS = ("timing timer sm_mhz_before sm_mhz_after clock_fell uncovered_runs least_bytes dram_read_gbps "
                   "dram_fraction cublas_dram_fraction").split()
+# The spread of each median, last (common/percentile.hpp): the 10th and 90th percentiles of the timed
+# rounds behind the step's median and cuBLAS's, in ms. Absent from the CSVs of earlier runs (the
+# committed ones among them), which are read all the same; empty in a peer's row (peers.py keeps its
+# medians only) and cuBLAS's with --no-cublas.
+SPREAD_COLUMNS = "ms_p10 ms_p90 cublas_ms_p10 cublas_ms_p90".split()
 TIMERS = ("kernels", "events")  # the GPU's timestamps of the kernels (CUPTI), or CUDA events around each run
 TIMING_MODES = ("cold", "warm")
 INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col",
                "clock_fell", "uncovered_runs", "least_bytes"}
 FLOAT_COLUMNS = {"alpha", "beta", "ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas",
                  "max_abs_err", "err_over_tol", "expected", "obtained", "sm_mhz_before", "sm_mhz_after",
-                 "dram_read_gbps", "dram_fraction", "cublas_dram_fraction"}
+                 "dram_read_gbps", "dram_fraction", "cublas_dram_fraction", *SPREAD_COLUMNS}
 # Left empty by a step run with --no-check (the error columns and the verdict) or --no-cublas (all
 # of these); the first wrong element's columns are empty when there is none; the DRAM columns without
 # --dram-fraction; the clocks and uncovered runs in a peer's row where its Python cannot read them.
 MAY_BE_EMPTY = {"cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol", *CHECK_COLUMNS,
                 "sm_mhz_before", "sm_mhz_after", "clock_fell", "uncovered_runs", "dram_read_gbps", "dram_fraction",
-                "cublas_dram_fraction"}
+                "cublas_dram_fraction", *SPREAD_COLUMNS}
 POSITIVE = {"m", "n", "k", "ms", "cublas_ms"}  # we divide by these and take their logarithm
 STATUSES = {"PASS", "FAIL", "UNCHECKED"}
 
@@ -121,7 +126,7 @@ def _check_header(path, header):
         raise InputError(f"{path}: empty CSV (no header line)")
     problems = []
     missing = [c for c in COLUMNS if c not in header]
-    unknown = [c for c in header if c not in COLUMNS and c not in CHECK_COLUMNS and c not in TIMING_COLUMNS]
+    unknown = [c for c in header if c not in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS]
     if missing:
         problems.append("missing columns: " + ", ".join(missing))
     if unknown:
@@ -146,7 +151,7 @@ def _parse_row(raw, where):
     if None in raw or None in raw.values():  # DictReader's marks for too many / too few fields
         raise InputError(f"{where}: expected {sum(k is not None for k in raw)} fields, as many as the header names")
     row = dict(raw)
-    for col in COLUMNS + [c for c in CHECK_COLUMNS + TIMING_COLUMNS if c in raw]:
+    for col in COLUMNS + [c for c in CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS if c in raw]:
         if col not in INT_COLUMNS and col not in FLOAT_COLUMNS:
             continue
         text = raw[col].strip()

@@ -15,6 +15,15 @@ def fmt_ms(ms):
     return f"{ms:.{max(0, 2 - math.floor(math.log10(ms)))}f}"
 
 
+def fmt_ms_spread(row):
+    """A step's median ms and, where its row has them, the 10th and 90th percentiles of the rounds
+    behind it, "0.720 (0.715–0.731)"; the median alone from a CSV written before the harness wrote
+    them (the committed ones)."""
+    low, high = row.get("ms_p10"), row.get("ms_p90")
+    text = fmt_ms(row["ms"])
+    return text if low is None or high is None else f"{text} ({fmt_ms(low)}–{fmt_ms(high)})"
+
+
 def fmt_tflops(tflops):
     return f"{tflops:.2f}" if tflops < 10 else f"{tflops:.1f}"
 
@@ -76,7 +85,7 @@ def build_table(rows, limited_by=None, peers=None):
             if row["status"] == "FAIL":  # a failed result is never shown as a number
                 numbers = ("—", "—", "—")
             else:
-                numbers = (fmt_ms(row["ms"]), fmt_tflops(row["tflops"]), fmt_pct(row["pct_cublas"]))
+                numbers = (fmt_ms_spread(row), fmt_tflops(row["tflops"]), fmt_pct(row["pct_cublas"]))
             lines.append(_cells(row["step"], row["adds"], precision_label(row["precision"]), shape,
                                 *numbers, _speedup(row, previous), row["status"],
                                 *measured(row["step"], row["precision"], size)))
@@ -98,6 +107,9 @@ def build_table(rows, limited_by=None, peers=None):
         "Speed-up = previous step's time / this step's time; \"(vs FP32)\" marks a change of "
         "precision. FP16→FP32 means FP16 inputs with FP32 accumulation and output.",
     ]
+    if any(r.get("ms_p10") is not None and r["status"] != "FAIL" for r in steps):
+        lines[-1] += (" A step's median ms is followed, in parentheses, by the 10th and 90th percentiles of its "
+                      "timed rounds.")
     if peer_rows:
         lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
                       "(plots/shapes/peers.py): each is timed in its own process in alternation with cuBLAS's "

@@ -40,7 +40,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "common")]
 import exit_codes  # noqa: E402
 from run.arguments import int_at_least, positive_float, positive_int  # noqa: E402
-from report.results_csv import CHECK_COLUMNS, COLUMNS, TIMING_COLUMNS, TIMING_MODES, InputError, least_bytes  # noqa: E402
+from report.results_csv import (CHECK_COLUMNS, COLUMNS, SPREAD_COLUMNS, TIMING_COLUMNS, TIMING_MODES,  # noqa: E402
+                                InputError, least_bytes)
 from shapes.peer_rules import (CANDIDATES, FP16_HALF_SMALLEST_SUBNORMAL, FP16_UNIT_ROUNDOFF,  # noqa: E402,F401
                                FP32_UNIT_ROUNDOFF, TENSOR_CORE_UNIT_ROUNDOFF, class_representatives,
                                comparison_scale, fp16_output_tolerance, gamma_n, median, shape_class, timed_rounds)
@@ -334,8 +335,11 @@ def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio,
         "clock_fell": "" if None in clocks else int(clocks[1] < clocks[0] * (1 - CLOCK_FALL_TOLERANCE)),
         "uncovered_runs": "", "least_bytes": least_bytes(m, n, k, precision), "dram_read_gbps": "",
         "dram_fraction": "", "cublas_dram_fraction": "",
+        # The spread columns stay empty: the peer keeps its medians only. They are written, so that a
+        # peer's rows have as many fields as the steps' header in the CSV they share.
+        **{column: "" for column in SPREAD_COLUMNS},
     }
-    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS) + "\n"
+    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS) + "\n"
 
 
 def _csv_field(value):
@@ -399,7 +403,7 @@ def run(args, shapes):
         header = False
         with open(args.csv, "a", encoding="utf-8") as out:
             if out.tell() == 0:
-                out.write(",".join(COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS) + "\n")
+                out.write(",".join(COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS) + "\n")
             out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status, bad,
                               args.timing, timer.clocks))
         if not ok:

@@ -121,7 +121,44 @@ class CheckColumnsTest(unittest.TestCase):
         block = source[re.search(r'std::fputs\(\s*"timestamp', source).start():]
         header = "".join(re.findall(r'"([^"]*)"', block[:block.index("csv);")])).replace("\\n", "")
         self.assertEqual(header.split(","),
-                         list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS) + list(results_csv.TIMING_COLUMNS))
+                         list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS) + list(results_csv.TIMING_COLUMNS)
+                         + list(results_csv.SPREAD_COLUMNS))
+
+
+class SpreadColumnsTest(unittest.TestCase):
+    """The spread columns the steps write last (ms_p10 ... cublas_ms_p90: the 10th and 90th
+    percentiles of the timed rounds): read when there, shown beside a step's median in table.md, and
+    not needed (the table as before) in CSVs written before them, the committed results among them."""
+
+    def with_spread_columns(self, tmp, spread):
+        lines = (FIXTURES / "worklog.csv").read_text(encoding="utf-8").splitlines()
+        path = Path(tmp) / "worklog.csv"
+        path.write_text("\n".join([lines[0] + "," + ",".join(results_csv.SPREAD_COLUMNS)]
+                                  + [line + spread for line in lines[1:]]) + "\n", encoding="utf-8")
+        return path
+
+    def test_rows_with_the_spread_columns(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = results_csv.load_rows(self.with_spread_columns(tmp, ",0.7151,0.7312,2.55,2.71"))
+            no_cublas = results_csv.load_rows(self.with_spread_columns(tmp, ",0.7151,0.7312,,"))
+            with self.assertRaisesRegex(results_csv.InputError, "column 'ms_p90' is not a number"):
+                results_csv.load_rows(self.with_spread_columns(tmp, ",0.7151,wide,,"))
+        self.assertEqual([rows[0][c] for c in results_csv.SPREAD_COLUMNS], [0.7151, 0.7312, 2.55, 2.71])
+        self.assertEqual((no_cublas[0]["cublas_ms_p10"], no_cublas[0]["cublas_ms_p90"]), (None, None))
+        table = results_table.build_table(rows)
+        cells = {cells[0]: cells for cells in table_rows(table)}
+        self.assertEqual(cells["01_naive"][4], "40.0 (0.715–0.731)")  # the fixture's spread is made up
+        self.assertEqual(cells["cuBLAS SGEMM"][4], "2.60")  # cuBLAS's row: the median over the steps' runs
+        self.assertIn("A step's median ms is followed, in parentheses, by the 10th and 90th percentiles of its "
+                      "timed rounds.", table)
+
+    def test_csvs_without_them_give_the_table_as_before(self):
+        plain = results_csv.load_rows(FIXTURES / "worklog.csv")
+        self.assertNotIn("ms_p10", plain[0])
+        self.assertNotIn("percentiles", results_table.build_table(plain))
+        committed = results_csv.load_rows(PLOTS / "results" / "worklog.csv")
+        self.assertTrue(all(row.get("ms_p10") is None for row in committed))
+        self.assertNotIn("percentiles", results_table.build_table(committed))
 
 
 class TenStepsTest(unittest.TestCase):

@@ -55,6 +55,27 @@ class GenericTableTest(unittest.TestCase):
         self.assertEqual(text.splitlines()[2:], ["| n | pct |", "|--:|--:|", "| 128 | n/a |", "| 4096 | 97.0% |"])
         self.assertIn("| extra |", table.render(spec(columns=columns, caption=""), ROWS, {"extra": "yes"}))
 
+    def test_the_spread_of_the_timed_rounds_where_a_readme_asks_for_it(self):
+        # spread=yes on a BEGIN line adds the p10–p90 column to a step's run tables; rows from before
+        # the harness wrote the percentiles (the committed CSVs) show it as missing, and without the
+        # option the table is as it was.
+        from report import results_csv
+        lines = (PLOTS / "tests" / "fixtures" / "worklog.csv").read_text(encoding="utf-8").splitlines()
+        with tempfile.TemporaryDirectory() as tmp:
+            spread_csv = Path(tmp) / "sweep.csv"
+            spread_csv.write_text("\n".join([lines[0] + "," + ",".join(results_csv.SPREAD_COLUMNS)]
+                                            + [line + ",3.8512,3.9634,2.55,2.71" for line in lines[1:]]) + "\n",
+                                  encoding="utf-8")
+            with_spread = results_csv.load_rows(spread_csv)
+        plain = results_csv.load_rows(PLOTS / "tests" / "fixtures" / "worklog.csv")
+        points = tables.TABLES["sweep_points"]
+        asked = table.render(points, with_spread, {"step": "04_outer_product", "spread": "yes"}).splitlines()
+        self.assertEqual(asked[2], "| N | median ms | p10–p90 ms | TFLOP/s | cuBLAS TFLOP/s | % of cuBLAS | check |")
+        self.assertEqual(asked[4].split(" | ")[1:3], ["3.90", "3.85–3.96"])
+        before = table.render(points, plain, {"step": "04_outer_product", "spread": "yes"}).splitlines()
+        self.assertEqual(before[4].split(" | ")[1:3], ["3.90", "—"])
+        self.assertNotIn("p10–p90", table.render(points, with_spread, {"step": "04_outer_product", "spread": ""}))
+
     def test_a_pivot_repeats_its_columns_for_each_value(self):
         text = table.render({"csv": "x.csv", "where": {"metric": "tflops", "status": "PASS"}, "group": ["n"],
                              "sort": ["n"], "caption": "", "columns": [{"header": "N", "text": "{n}"}],
