@@ -19,6 +19,7 @@ constexpr int block_cols = 32;
 constexpr int block_rows = 8;
 
 __global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem<float> p) {
+  // EXCERPT BEGIN kernel
   const TileOrigin tile = block_tile_origin(p.n, block_rows, block_cols);
   const long long row = tile.row + threadIdx.y;
   const long long col = tile.col + threadIdx.x;
@@ -34,6 +35,7 @@ __global__ void __launch_bounds__(block_cols* block_rows) naive_gemm(GemmProblem
 
   // Write back.
   store_c(p.c + row * p.ldc + col, acc, p.alpha, p.beta);
+  // EXCERPT END kernel
 }
 
 void launch(const GemmProblem<float>& p, cudaStream_t stream) {

@@ -101,6 +101,21 @@ def leaked_steps(leaks, steps):
     return [s for s in steps if any(w.startswith(f"{s}/") and w.endswith(SOURCE_SUFFIXES) for w in where)]
 
 
+EXCERPT_BLOCK = re.compile(r"(<!-- BEGIN generated: excerpt/(\S+)[^\n]*-->\n)(.*?)(<!-- END generated: excerpt/\2 -->)",
+                           re.DOTALL)
+EXCERPT_HIDDEN = ("\n*In this copy of the lab this code is yours to write: the `TODO`s of the file it is "
+                  "quoted from.*\n\n")
+
+
+def excerpts_without_answers(text, regions):
+    """A README's text with every code excerpt (plots/readme/filler.py: excerpt blocks) that quotes a
+    line of the regions being removed replaced by a sentence saying so."""
+    def hide(match):
+        leaks = all_leaks(regions, [("README.md", match.group(3))])
+        return match.group(1) + EXCERPT_HIDDEN + match.group(4) if leaks else match.group(0)
+    return EXCERPT_BLOCK.sub(hide, text)
+
+
 def text_files(root, paths):
     """(path, text) for each path that is UTF-8 text; binary files cannot quote code."""
     for path in paths:
@@ -155,13 +170,16 @@ class Plan:
         hopper = [s for s in steps if s in registered and registered[s].hopper]
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
         self.handouts = handouts(self.root, self.kernels, rubric, self.level)
-        # The handed-out steps' READMEs without their folded answers (course.py): those go to the key.
+        # The handed-out steps' READMEs without their folded answers (course.py): those go to the key;
+        # and without the code excerpts that quote a region being removed (the answer, in the lesson).
         self.readmes = {}
         for step in self.kernels:
             readme = self.root / step / "README.md"
             if readme.is_file():
-                text, answers = course.split_readme(readme.read_text(encoding="utf-8"))
-                if answers:
+                original = readme.read_text(encoding="utf-8")
+                text, answers = course.split_readme(original)
+                text = excerpts_without_answers(text, self.regions)
+                if answers or text != original:
                     self.readmes[f"{step}/README.md"] = text
 
     def replaced(self):

@@ -73,6 +73,23 @@ class TokenLeakTest(TemporaryFolderTest):
         regions = release.Plan(self.source, ["01_alpha"], load_rubric()).regions
         self.assertEqual(release.find_leaks(release.solution_fingerprints(regions), files), [])
 
+    def test_a_readme_excerpt_of_a_region_is_hidden_and_others_kept(self):
+        """A lesson's code excerpt (plots/readme/filler.py) that quotes a removed region would hand out
+        its answer: the copy's README says the code is the student's instead; an excerpt of code
+        outside every region stays."""
+        answer = "  tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);\n"
+        readme = ("# 01_alpha\n\n<!-- BEGIN generated: excerpt/producer file=kernel.cu -->\n```cuda\n" + answer +
+                  "```\n<!-- END generated: excerpt/producer -->\n\n<!-- BEGIN generated: excerpt/other file=kernel.cu -->\n"
+                  "```cuda\nvoid g() {}\n```\n<!-- END generated: excerpt/other -->\n")
+        self.assertIn(answer.strip(), KERNEL_WITH_PRODUCER)
+        write_tree(self.source, {"01_alpha/README.md": readme})
+        plan = release.Plan(self.source, ["01_alpha"], load_rubric())
+        text = plan.replaced()["01_alpha/README.md"]
+        self.assertNotIn(answer.strip(), text)
+        self.assertIn("this code is yours to write", text)
+        self.assertIn("void g() {}", text)
+        self.assertEqual(plan.leaks(), [])
+
     def test_a_later_step_kept_with_a_renamed_copy_is_refused(self):
         write_tree(self.source, {"02_beta/kernel.cu": RENAMED_COPY})
         self.assertEqual(self.leaks(), [])  # left out by default

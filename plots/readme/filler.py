@@ -29,7 +29,10 @@ as text; `a|b` either, an empty VALUE an empty cell. Without agg= the selectors 
 A ratio of two rows: over.KEY=VALUE words select the row that divides (the other selectors kept,
 those named replaced), so that `column=l2_bytes step=06_multiwarp_wmma over.step=05_wmma format=.1f`
 is 06's L2 bytes over 05's; both sides one row each.
---write fills blocks and cells, --check says which differ. What a step registers (what it adds, its
+A block `excerpt/NAME file=PATH` quotes code: the lines of PATH (relative to the README, as a link
+is) between `// EXCERPT BEGIN NAME` and `// EXCERPT END NAME`, dedented, its LAB markers left out, in
+a fenced block under a link to the file and the lines' numbers, so that a lesson shows its code and
+the code cannot drift from it. --write fills blocks and cells, --check says which differ. What a step registers (what it adds, its
 variants' descriptions) is asked of its built executable (`--list-variants`; --bin-dir, default
 $WORKLOG_BIN_DIR or build/bin).
 
@@ -42,6 +45,7 @@ import argparse
 import difflib
 import re
 import sys
+import textwrap
 from collections import namedtuple
 from pathlib import Path
 
@@ -62,6 +66,9 @@ ANY_CELL = re.compile(r"<!--\s*/?cell\b", re.IGNORECASE)
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 NOTE = "<!-- written by plots/readme/filler.py from {}; do not edit -->"
+EXCERPT = {"argument": "name", "options": {"file": REQUIRED}}  # a block quoting code (render_excerpt)
+EXCERPT_MARK = re.compile(r"^\s*// EXCERPT (BEGIN|END) (\S+)\s*$")
+LAB_MARK = re.compile(r"^\s*// LAB (BEGIN|END)\b")
 
 
 class BlockError(Exception):
@@ -147,7 +154,7 @@ def render_cell(spec, results):
 def spec_of(name):
     """(table spec, argument) for a block name; Missing for an unknown one."""
     base, slash, argument = name.partition("/")
-    spec = TABLES.get(base)
+    spec = EXCERPT if base == "excerpt" else TABLES.get(base)
     if spec is None or bool(slash) != bool(spec.get("argument")):
         known = ", ".join(sorted(b + (f"/{s['argument']}" if s.get("argument") else "") for b, s in TABLES.items()))
         raise Missing(f"unknown block '{name}' (known: {known})")
@@ -185,6 +192,33 @@ def render_block(name, results, options=""):
         body = table.render(spec, rows or [], values)
     sources = ", ".join(f"plots/results/{s}" for s in spec["sources"])
     return f"{NOTE.format(sources)}\n\n{body.rstrip()}\n\n"
+
+
+def render_excerpt(name, options, readme):
+    """An excerpt block's text: the lines between NAME's EXCERPT markers of the file the options name
+    (relative to the README), in a fenced block under a link to them."""
+    values = block_options(EXCERPT, options)
+    relative = values["file"]
+    source = Path(readme).parent / relative
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        raise Missing(f"no file {relative} beside the README") from None
+    marks = {"BEGIN": [], "END": []}
+    for number, line in enumerate(lines):
+        mark = EXCERPT_MARK.match(line)
+        if mark and mark.group(2) == name:
+            marks[mark.group(1)].append(number)
+    if len(marks["BEGIN"]) != 1 or len(marks["END"]) != 1 or marks["END"][0] < marks["BEGIN"][0]:
+        raise Missing(f"{relative} needs one '// EXCERPT BEGIN {name}' and, after it, one '// EXCERPT END {name}'")
+    first, last = marks["BEGIN"][0] + 1, marks["END"][0]  # the quoted lines: [first, last), 0-based
+    code = [line for line in lines[first:last] if not LAB_MARK.match(line)]
+    if not any(line.strip() for line in code):
+        raise Missing(f"the excerpt {name} of {relative} holds no code")
+    body = textwrap.dedent("\n".join(code)).strip("\n")
+    shown = Path(relative).name
+    return (f"{NOTE.format(relative)}\n\n[`{shown}`]({relative}), lines {first + 1}–{last}:\n\n"
+            f"```cuda\n{body}\n```\n\n")
 
 
 # ---- Finding blocks and cells in a README -------------------------------------------------------
@@ -266,6 +300,8 @@ def find(text, path="README.md"):
 def render(found, results, path="README.md"):
     """The text a block or cell should hold; BlockError ("path:line: ...") when the results lack it."""
     try:
+        if found.kind == "block" and found.name.startswith("excerpt/"):
+            return render_excerpt(found.name.partition("/")[2], found.options, path)
         return (render_block(found.name, results, found.options) if found.kind == "block"
                 else render_cell(found.name, results))
     except Missing as e:

@@ -437,6 +437,36 @@ class RewriteTest(unittest.TestCase):
         self.assertEqual(filler.check(text, self.results), [])
         self.assertFalse(filler.rewrite(self.readme, self.results))  # a second time: nothing to do
 
+    def test_an_excerpt_quotes_the_code_between_its_markers(self):
+        step = self.root / "01_naive"
+        step.mkdir()
+        (step / "kernel.cu").write_text(
+            "int before;\n  // EXCERPT BEGIN loop\n  for (int k = 0; k < n; ++k) {\n    // LAB BEGIN body\n"
+            "    sum += a[k] * b[k];\n    // LAB END\n  }\n  // EXCERPT END loop\nint after;\n", encoding="utf-8")
+        readme = step / "README.md"
+        readme.write_text("# 01\n\nThe loop:\n\n<!-- BEGIN generated: excerpt/loop file=kernel.cu -->\nold\n"
+                          "<!-- END generated: excerpt/loop -->\n", encoding="utf-8")
+        self.assertTrue(filler.rewrite(readme, self.results))
+        text = readme.read_text(encoding="utf-8")
+        self.assertIn("<!-- written by plots/readme/filler.py from kernel.cu; do not edit -->\n\n"
+                      "[`kernel.cu`](kernel.cu), lines 3–7:\n\n```cuda\nfor (int k = 0; k < n; ++k) {\n"
+                      "  sum += a[k] * b[k];\n}\n```\n\n<!-- END generated: excerpt/loop -->", text)
+        self.assertEqual(filler.check(text, self.results, str(readme)), [])
+        # The code changes: the README no longer matches it.
+        (step / "kernel.cu").write_text((step / "kernel.cu").read_text().replace("b[k]", "b[k * ldb]"))
+        self.assertEqual(len(filler.check(text, self.results, str(readme))), 1)
+        for source, message in (("int x;\n", "needs one '// EXCERPT BEGIN loop'"),
+                                ("// EXCERPT END loop\n// EXCERPT BEGIN loop\n", "needs one"),
+                                ("// EXCERPT BEGIN loop\n\n// EXCERPT END loop\n", "holds no code")):
+            (step / "kernel.cu").write_text(source)
+            with self.subTest(source=source), self.assertRaises(BlockError) as caught:
+                filler.check(text, self.results, str(readme))
+            self.assertIn(message, str(caught.exception))
+        readme.write_text("<!-- BEGIN generated: excerpt/loop -->\n<!-- END generated: excerpt/loop -->\n")
+        with self.assertRaises(BlockError) as caught:
+            filler.check(readme.read_text(), self.results, str(readme))
+        self.assertIn("needs file=", str(caught.exception))
+
     def test_write_all_writes_nothing_when_one_file_fails(self):
         broken = self.root / "02" / "README.md"
         broken.parent.mkdir()
