@@ -32,6 +32,27 @@ def fmt_pct(pct):
     return "—" if pct is None else f"{pct:.1f}%"
 
 
+# How each row was timed, in words: the steps' and cuBLAS's by the CSV's `timer` column
+# (common/harness_timing.hpp), the peers' always by CUDA events (plots/shapes/peers.py).
+TIMER_WORDS = {"kernels": "the kernels' own timestamps (CUPTI)", "events": "CUDA events around each run"}
+PEER_TIMER = "CUDA events around each run, behind a spin kernel"
+
+
+def timer_sentence(steps, has_peers):
+    """Which timer each row used, or "" when the rows do not say (CSVs written before the `timer`
+    column) and there are no peers."""
+    used = [t for t in TIMER_WORDS if any(r.get("timer") == t for r in steps)]
+    parts = []
+    if len(used) == 1:
+        parts.append(f"the steps and cuBLAS by {TIMER_WORDS[used[0]]}")
+    elif used:
+        parts.append(f"the steps and cuBLAS by {TIMER_WORDS['kernels']}, or by {TIMER_WORDS['events']} where CUPTI "
+                     "could not be had (the CSV's timer column says which)")
+    if has_peers:
+        parts.append(f"torch.matmul and Triton by {PEER_TIMER}")
+    return f" Timed by: {'; '.join(parts)}." if parts else ""
+
+
 def _speedup(row, previous):
     # Compare with the step just before, even across precisions: the jump to tensor cores is
     # part of the story, but the cell says "(vs FP32)" so nobody reads it as a like-for-like win.
@@ -114,6 +135,7 @@ def build_table(rows, limited_by=None, peers=None):
         lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
                       "(plots/shapes/peers.py): each is timed in its own process in alternation with cuBLAS's "
                       "cublasGemmEx there, and its % is against that.")
+    lines[-1] += timer_sentence(steps, bool(peer_rows))
     if limited_by is not None:
         lines[-1] += (" Limited by (measured): the rule in plots/profiling/profile_csv.py (limited_by) applied to "
                       "Nsight Compute's counters in profile.csv.")

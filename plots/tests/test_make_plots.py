@@ -161,6 +161,27 @@ class SpreadColumnsTest(unittest.TestCase):
         self.assertNotIn("percentiles", results_table.build_table(committed))
 
 
+class TimerSentenceTest(unittest.TestCase):
+    """table.md says which timer each row used: the steps' and cuBLAS's from the CSV's timer column,
+    the peers' always CUDA events (plots/shapes/peers.py)."""
+
+    def test_each_timer_in_words(self):
+        kernels, events, older = {"timer": "kernels"}, {"timer": "events"}, {}
+        self.assertEqual(results_table.timer_sentence([kernels, kernels], has_peers=False),
+                         " Timed by: the steps and cuBLAS by the kernels' own timestamps (CUPTI).")
+        self.assertEqual(results_table.timer_sentence([events], has_peers=True),
+                         " Timed by: the steps and cuBLAS by CUDA events around each run; torch.matmul and Triton "
+                         "by CUDA events around each run, behind a spin kernel.")
+        self.assertIn("or by CUDA events around each run where CUPTI could not be had (the CSV's timer column "
+                      "says which)", results_table.timer_sentence([kernels, events], has_peers=False))
+        self.assertEqual(results_table.timer_sentence([older], has_peers=False), "")  # CSVs before the column
+
+    def test_the_committed_table_names_both_timers(self):
+        table = (PLOTS / "results" / "table.md").read_text(encoding="utf-8")
+        self.assertIn("Timed by: the steps and cuBLAS by the kernels' own timestamps (CUPTI); torch.matmul and "
+                      "Triton by CUDA events around each run, behind a spin kernel.", table)
+
+
 class TenStepsTest(unittest.TestCase):
     """worklog_ten_steps.csv: the six measured steps and four more FP16 ones, 07 and 08 on 06's
     tiles and 09 and 10 on larger ones (made-up numbers)."""
