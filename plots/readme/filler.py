@@ -108,7 +108,7 @@ def parse_cell_spec(spec):
     over = {k[len("over."):]: v for k, v in given.items() if k.startswith("over.")}
     if over:
         if "" in over:
-            raise Missing("over. needs a column after it, as in over.step=05_wmma")
+            raise Missing("over. needs a column after it, as in over.step=STEP")
         if options.get("agg"):
             raise Missing("a ratio (over.) takes one row each side, not agg=")
         options["over"] = over
