@@ -28,6 +28,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
   const float* b = p.b + origin.col;          // first column of the block's strip of B
 
   float acc = 0.0f;
+  // EXCERPT BEGIN slice_loop
   const int k_tiles = int(ceil_div(p.k, tile));
   for (int t = 0; t < k_tiles; ++t) {
     const int k0 = t * tile;
@@ -49,6 +50,7 @@ __global__ void __launch_bounds__(tile* tile) block_tiling_gemm(GemmProblem<floa
     __syncthreads();  // everyone is done with the tiles before the next slice overwrites them
     // LAB END
   }
+  // EXCERPT END slice_loop
 
   // Write back.
   if (ty < rows_left && tx < cols_left)

@@ -40,6 +40,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   const float* b = p.b + origin.col;
 
   float acc[thread_tile_m][thread_tile_n] = {};
+  // EXCERPT BEGIN slice_loop
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
   for (int t = 0; t < k_tiles; ++t) {
     const int k0 = t * block_tile_k;
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     // LAB END
     __syncthreads();
   }
+  // EXCERPT END slice_loop
 
   // Write back the patch, skipping what lies outside C.
 #pragma unroll

@@ -108,6 +108,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   // Stage 3, multiply the slice in buffer `buf`: for each k, one column piece of A and one row
   // piece of B into registers, then their outer product into the accumulators.
   float acc[thread_tile_m][thread_tile_n] = {};
+  // EXCERPT BEGIN outer_product
   auto multiply_slice = [&](int buf) {
   // LAB BEGIN outer_product
 #pragma unroll
@@ -130,10 +131,12 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     }
     // LAB END
   };
+  // EXCERPT END outer_product
 
   // Main loop, double-buffered: slice t+1 travels from global memory while slice t is multiplied.
   // One barrier per slice is enough: a thread that runs ahead writes the other buffer, which every
   // thread finished reading before the previous barrier.
+  // EXCERPT BEGIN main_loop
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
   load_slice(0);
   store_slice(0);
@@ -145,6 +148,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     if (more) store_slice((t + 1) % 2);
     __syncthreads();
   }
+  // EXCERPT END main_loop
 
   // Write back the patch, skipping what lies outside C.
 #pragma unroll

@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
   wmma::fill_fragment(acc, 0.0f);
   FragmentA a;
   FragmentB b;
+  // EXCERPT BEGIN k_loop
   const int k_steps = int(ceil_div(p.k, fragment_size));
   for (int s = 0; s < k_steps; ++s) {
     const int k0 = s * fragment_size;
@@ -47,6 +48,7 @@ __global__ void __launch_bounds__(32) wmma_gemm(GemmProblem<__half> p) {
     wmma::mma_sync(acc, a, b, acc);
     // LAB END
   }
+  // EXCERPT END k_loop
 
   // Write back, with alpha and beta.
   store_accumulator(acc, p.c + tile.row * p.ldc + tile.col, p.ldc, rows_left, cols_left, p.alpha, p.beta, c_staging);

@@ -54,6 +54,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
 #pragma unroll
     for (int j = 0; j < fragments_n; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
+  // EXCERPT BEGIN k_loop
   const int k_steps = int(ceil_div(p.k, fragment_size));
   for (int s = 0; s < k_steps; ++s) {
     const int k0 = s * fragment_size;
@@ -95,6 +96,7 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
       for (int j = 0; j < fragments_n; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
     // LAB END
   }
+  // EXCERPT END k_loop
 
   // Write back every accumulator, with alpha and beta.
 #pragma unroll

@@ -179,6 +179,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
 #pragma unroll
     for (int j = 0; j < fragments_n; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
+  // EXCERPT BEGIN multiply_slice
   auto multiply_slice = [&](int stage) {
     const __half* const a_tile = tiles + stage * L::stage_halves + warp_row * L::a_pitch;
     const __half* const b_tile = tiles + stage * L::stage_halves + L::a_tile_halves + warp_col;
@@ -197,6 +198,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
       }
     }
   };
+  // EXCERPT END multiply_slice
 
   // The pipeline. Copies are committed in groups, one group per slice, and groups complete in
   // order. The prologue starts slices 0 … stages−2. Iteration t then
@@ -210,6 +212,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
   // One barrier per slice. Without the asynchronous copies this overlap would be impossible: a
   // plain load parks its data in a register, and the warp stalls at the store to shared memory
   // until the data arrives.
+  // EXCERPT BEGIN pipeline
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
   // LAB BEGIN pipeline [hard]
 #pragma unroll
@@ -226,6 +229,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) async_pipeline_gemm(G
     multiply_slice(t % stages);
   }
   // LAB END
+  // EXCERPT END pipeline
 
   // Stage 3, write back. Only empty groups can still be pending; waiting for them costs nothing
   // and leaves no copy in flight into the buffers that are reused now, and the barrier makes sure

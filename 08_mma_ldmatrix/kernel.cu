@@ -17,6 +17,7 @@ namespace {
 
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md measures the choices (K slices of 64 against 32, 4 stages against 3).
+// EXCERPT BEGIN config
 struct Config {
   static constexpr int block_tile_m = 128;  // rows of C per block: 2 warp tiles high
   static constexpr int block_tile_n = 256;  // columns of C per block: 4 warp tiles wide, 8 warps in all
@@ -28,6 +29,7 @@ struct Config {
   static constexpr bool swizzled = true;    // chunks XOR-swizzled in dense rows; false: 07's 16-byte padding
   static constexpr int fragment_sets = 2;   // fragments of k-step s+1 load while s multiplies; 1: load, then use
 };
+// EXCERPT END config
 // The element-wise path (rows not 16-byte aligned) keeps slices of 32: with 64 its loads spill
 // registers (ptxas reports spill stores).
 struct UnalignedConfig : Config {

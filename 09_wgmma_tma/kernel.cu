@@ -191,6 +191,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // ---- Producer: one thread keeps the ring of stages filled -----------------------------------
     if constexpr (Config::move_registers) setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
+      // EXCERPT BEGIN producer
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % stages, use = kt / stages;
         // LAB BEGIN producer [hard]
@@ -207,6 +208,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // LAB END
         // LAB END
       }
+      // EXCERPT END producer
     }
   } else {
     // ---- Consumers: multiply each stage as soon as it is full ----------------------------------
@@ -216,6 +218,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
 
+    // EXCERPT BEGIN consumer
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % stages, use = kt / stages;
       // LAB BEGIN wait_full [hard]
@@ -232,6 +235,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       if (kt >= in_flight) mbarrier_arrive(&empty[(kt - in_flight) % stages]);
       // LAB END
     }
+    // EXCERPT END consumer
     wgmma_wait_group<0>();
     fence_registers(acc);
 

@@ -262,6 +262,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
       int slice = 0;  // slices copied so far, over all tiles: stage = slice % stages
+      // EXCERPT BEGIN producer
       for (long long t = first_tile; t < cluster_tiles; t += clusters) {
         const TileOrigin origin = tile_origin(t);
         for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
@@ -287,6 +288,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           // LAB END
         }
       }
+      // EXCERPT END producer
     }
   } else {
     // ---- Consumers: for each tile, the K loop of step 09, then the write-back ---------------------
