@@ -40,7 +40,6 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   const float* b = p.b + origin.col;
 
   float acc[thread_tile_m][thread_tile_n] = {};
-  // EXCERPT BEGIN slice_loop
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
   for (int t = 0; t < k_tiles; ++t) {
     const int k0 = t * block_tile_k;
@@ -60,6 +59,7 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
       b_tile[i][c] = (i < k_left && c < cols_left) ? b[(k0 + i) * (long long)p.ldb + c] : 0.0f;
     }
     // LAB END
+    // EXCERPT BEGIN patch_update
     __syncthreads();
 
     // LAB BEGIN patch_update
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
           acc[y][x] += a_tile[ty + y * threads_y][i] * b_tile[i][tx + x * threads_x];
     // LAB END
     __syncthreads();
+    // EXCERPT END patch_update
   }
-  // EXCERPT END slice_loop
 
   // Write back the patch, skipping what lies outside C.
 #pragma unroll
