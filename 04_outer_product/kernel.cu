@@ -136,7 +136,6 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
   // Main loop, double-buffered: slice t+1 travels from global memory while slice t is multiplied.
   // One barrier per slice is enough: a thread that runs ahead writes the other buffer, which every
   // thread finished reading before the previous barrier.
-  // EXCERPT BEGIN main_loop
   const int k_tiles = int(ceil_div(p.k, block_tile_k));
   load_slice(0);
   store_slice(0);
@@ -148,7 +147,6 @@ __global__ void __launch_bounds__((block_tile_m / thread_tile_m) * (block_tile_n
     if (more) store_slice((t + 1) % 2);
     __syncthreads();
   }
-  // EXCERPT END main_loop
 
   // Write back the patch, skipping what lies outside C.
 #pragma unroll
