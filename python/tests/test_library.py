@@ -135,8 +135,10 @@ class NoDeviceTest(unittest.TestCase):
             "        return [0, call(*args)]\n"
             "    except worklog_torch.WorklogError as e:\n"
             "        return [e.code, str(e), type(e).__name__]\n"
-            "print(json.dumps({s: [ask(lib.check_device, 0), ask(lib.workspace_bytes, s, 0, 64, 64, 64, 64, 64, 64),\n"
-            "                      ask(lib.gemm, s, 0, 64, 64, 64, 1.0, 16, 64, 16, 64, 0.0, 16, 64, 16, 1 << 30, None)]\n"
+            "print(json.dumps({s: [ask(lib.check_device, 0),\n"
+            "                      ask(lib.workspace_bytes, s, 0, 64, 64, 64, 64, 64, 64),\n"
+            "                      ask(lib.gemm, s, 0, 64, 64, 64, 1.0, 16, 64, 16, 64, 0.0, 16, 64,\n"
+            "                          16, 1 << 30, None)]\n"
             "                  for s in lib.steps()}))\n")
         run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=hidden_gpus(),
                              timeout=60)
@@ -164,6 +166,11 @@ class NoDeviceTest(unittest.TestCase):
         self.assertEqual(run.returncode, EXIT.EXIT_NO_DEVICE, run.stderr)
         self.assertEqual(run.stderr, f"linear.py: error: {reason}\n")
         self.assertEqual(run.stdout, "")
+
+    def test_the_documented_example_is_the_example(self):
+        page = (_library.REPOSITORY / "docs" / "pytorch.md").read_text(encoding="utf-8")
+        self.assertIn("```python\n" + EXAMPLE.read_text(encoding="utf-8") + "```\n", page,
+                      "docs/pytorch.md's example differs from python/examples/linear.py")
 
 
 if __name__ == "__main__":
