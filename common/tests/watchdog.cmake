@@ -1,7 +1,7 @@
-# Runs the broken variant of step 09 (a barrier that never completes its phase) and checks that the
-# watchdog stops it: exit code 5 (exit_cuda_error), the watchdog's one line naming the step, the
+# Runs the broken launch of the library's stream-K kernel (a barrier that never completes its
+# phase) and checks that the watchdog stops it: exit code 5 (exit_cuda_error), the watchdog's one line naming the step, the
 # barrier, the stage and the phase, and all of it within seconds. Usage:
-#   cmake -DEXE=<09_wgmma_tma_broken> -P watchdog.cmake
+#   cmake -DEXE=<stream_k_broken> -P watchdog.cmake
 # Prints "SKIPPED:" without a CUDA device or on a GPU other than Hopper (exit codes 77 and 4).
 include(${CMAKE_CURRENT_LIST_DIR}/skip_unless_step_runs.cmake)
 skip_unless_step_runs(${EXE} 64 64 64)
@@ -15,7 +15,7 @@ message("${out}${err}(exit ${code}, ${seconds} s)")
 if(NOT code EQUAL 5)
   message(FATAL_ERROR "expected exit code 5 (CUDA error: the watchdog's trap), got '${code}'")
 endif()
-if(NOT "${out}${err}" MATCHES "09_wgmma_tma: watchdog: a producer thread \\(block [0-9]+, thread 0\\) waited over [0-9]+ cycles on empty\\[[0-3]\\] for its phase of parity [01]: the stage was never released")
+if(NOT "${out}${err}" MATCHES "11_stream_k: watchdog: a producer thread \\(block [0-9]+, thread 0\\) waited over [0-9]+ cycles on empty\\[[0-3]\\] for its phase of parity [01]: the stage was never released")
   message(FATAL_ERROR "the watchdog's message is missing")
 endif()
 if(seconds GREATER 15)
