@@ -54,8 +54,17 @@ two or more GPUs must name each of them: by its full name, without "NVIDIA ", or
 that quotes one card need not name it: its README's generated blocks do. (That the two cards' figures
 meet in one sentence only to compare the cards is the writer's to keep: the check cannot tell.)
 
-Exit codes (common/exit_codes.hpp): 0 every link and path resolves; 1 some do not (each printed as
-FILE:LINE: what); 2 bad arguments. Python standard library only.
+Two rules wait for the device's re-measurement, so by default they only list what they find (on
+stdout, after the problems, each line starting "listed:"); --strict makes them problems:
+
+- no figure measured on earlier code of its step: the filler marks each one (plots/readme/codes.py,
+  docs/figures.md), and the check finds the marks;
+- no table or sentence of two cards: no paragraph whose cells quote rows of two or more GPUs (named
+  or not), and no generated table whose rows are of two or more GPUs.
+
+Exit codes (common/exit_codes.hpp): 0 every link and path resolves (and, with --strict, nothing is
+listed); 1 some do not (each printed as FILE:LINE: what); 2 bad arguments. Python standard library
+only.
 """
 import argparse
 import json
@@ -66,9 +75,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from figure_rules import (CODE_SPAN, COMMENT, FENCE, GENERATED, LADDER_FIRST_SCREEN, LINK, NOT_MEASURED,  # noqa: E402
-                          PENDING_REWRITE, ROOT, CellCards, _blank, built_steps_folder, ladder_problems, mixed_cards,
-                          published_numbers, shared_folder_mentions, split_lines, test_list_problems, typed_counts,
-                          typed_figures, variant_problems)
+                          PENDING_REWRITE, ROOT, BlockCards, CellCards, _blank, built_steps_folder, earlier_figures,
+                          ladder_problems, mixed_cards, published_numbers, shared_folder_mentions, split_lines,
+                          test_list_problems, two_card_figures, typed_counts, typed_figures, variant_problems)
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 from run import registrations  # noqa: E402,F401  (plots/run/registrations.py: what a built step registers)
 
@@ -247,6 +256,17 @@ def undefined_terms(text):
     return found
 
 
+def strict_findings(root):
+    """What --strict fails on, as lines: figures of earlier code, tables and sentences of two cards."""
+    root = Path(root).resolve()
+    cards = CellCards(root)
+    blocks = BlockCards(cards)
+    found = []
+    for md in markdown_files(root):
+        found += earlier_figures(md, root) + two_card_figures(md, root, cards, blocks)
+    return found
+
+
 def check(root, bin_dir=None):
     """Every problem of the checkout at root, as lines to print; the variants are checked against the
     built steps in bin_dir (None: not checked)."""
@@ -272,6 +292,8 @@ def main(argv=None):
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to read (default: this one)")
     parser.add_argument("--bin-dir", type=Path, help="the built step executables, asked for their variants "
                         f"(default: ${registrations.BIN_DIR_VARIABLE}, else ROOT/build/bin when there is one)")
+    parser.add_argument("--strict", action="store_true", help="fail on figures measured on earlier code and on "
+                        "tables or sentences of two cards (listed otherwise)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -281,8 +303,17 @@ def main(argv=None):
         print(f"check_docs: the steps' variants were not checked: no built steps in "
               f"{registrations.bin_dir(args.root)} (build them, or give --bin-dir)", file=sys.stderr)
     found = check(args.root, bin_dir)
+    listed = strict_findings(args.root)
+    if args.strict:
+        found += listed
     for line in found:
         print(line)
+    if not args.strict:
+        for line in listed:
+            print(f"listed: {line}")
+        if listed:
+            print(f"check_docs: {len(listed)} line(s) listed: figures measured on earlier code, or of two cards in one "
+                  "table or sentence (--strict fails on them)", file=sys.stderr)
     if found:
         print(f"check_docs: {len(found)} broken link(s), path(s) or term(s)", file=sys.stderr)
         return exit_codes.EXIT_CHECK_FAILED

@@ -333,3 +333,73 @@ def mixed_cards(md, root, cards):
                          f"never says {words}: name the card of each figure (a sentence joins two cards' figures "
                          "only to compare the cards), or quote one card's rows")
     return found
+
+
+# ---- The strict rules: figures of today's code, one card to a table or sentence -------------------
+
+EARLIER = re.compile(r"<sup>\[‡ (\d{4}-\d\d-\d\d|undated)\]\([^)]*#measured-on-earlier-code\)</sup>")
+
+
+def earlier_figures(md, root):
+    """FILE:LINE: what, for each figure the filler marked as measured on earlier code of its step
+    (plots/readme/codes.py): the mark is in the page's generated text, which `filler.py --check` keeps
+    equal to what the results give."""
+    name = relative_name(md, root)
+    found = []
+    for number, line in enumerate(Path(md).read_text(encoding="utf-8").splitlines(), 1):
+        dates = EARLIER.findall(line)
+        if dates:
+            found.append(f"{name}:{number}: {len(dates)} figure(s) measured on earlier code of their step "
+                         f"({', '.join(sorted(set(dates)))}): re-measure them on today's build (docs/figures.md)")
+    return found
+
+
+class BlockCards:
+    """The GPUs of the rows each generated table block shows, read as plots/readme/filler.py renders
+    it: {(name, options): set of `gpu` values}; none for a block that cannot be read."""
+
+    def __init__(self, cells):
+        self.cells = cells  # a CellCards: it loads the filler and the results once
+        self.cache = {}
+
+    def __call__(self, name, options):
+        key = (name, options)
+        if key not in self.cache:
+            self.cells("")  # loads the filler, if it can be
+            filler = self.cells.blocks
+            gpus = set()
+            if filler:
+                try:
+                    gpus = {str(r["gpu"]) for r in filler.block_sources(name, self.cells.results, options)
+                            if isinstance(r, dict) and r.get("gpu")}
+                except (filler.Missing, filler.BlockError, OSError, KeyError):
+                    gpus = set()
+            self.cache[key] = gpus
+        return self.cache[key]
+
+
+BLOCK_LINE = re.compile(r"^<!-- BEGIN generated: (\S+)((?: \S+)*) -->$")
+
+
+def two_card_figures(md, root, cards, blocks):
+    """FILE:LINE: what, for each paragraph whose cells quote rows of two or more GPUs (named or not)
+    and each generated table whose rows are of two or more GPUs: a table or a sentence sets one card's
+    figures only."""
+    name = relative_name(md, root)
+    text = Path(md).read_text(encoding="utf-8")
+    found = []
+    for first, paragraph in paragraphs(text):
+        gpus = set()
+        for m in CELL_PARTS.finditer(paragraph):
+            gpus |= cards(m.group(1))
+        if len(gpus) > 1:
+            found.append(f"{name}:{first}: a paragraph quotes figures of {len(gpus)} cards ({', '.join(sorted(gpus))}): "
+                         "quote one card's rows")
+    for number, line in enumerate(text.splitlines(), 1):
+        begin = BLOCK_LINE.match(line.strip())
+        if begin:
+            gpus = blocks(begin.group(1), begin.group(2).strip())
+            if len(gpus) > 1:
+                found.append(f"{name}:{number}: the table {begin.group(1)} shows rows of {len(gpus)} cards "
+                             f"({', '.join(sorted(gpus))}): one card to a table")
+    return found

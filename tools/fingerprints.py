@@ -16,6 +16,12 @@ cover) is listed once, under the step name "harness", not once per step.
 kernel whose fingerprint is new, changed or gone, so that a change of generated code shows in review.
 A build by another nvcc than the file's cannot be compared: exit 77 (CTest: skipped), with why.
 
+A step's code is one hash over the fingerprints of all its kernels (step_codes). Every measurement
+CSV of plots/results has a `code` column: the code of the step a row measured. --stamp CSV... fills
+it, from this build, in each row of a step that has none (the rows a measurement on this build just
+wrote; a step executable leaves the column empty), so that a figure quoted from a row can say
+whether it measured today's code (plots/readme/codes.py; docs/figures.md).
+
 The disassembler: the CUDA Toolkit's cuobjdump and nvdisasm at one pinned version, from PyPI's
 wheels (REQUIRED below), in a virtual environment made in the build tree on first use (so that every
 machine prints the same text), else the toolkit's own beside nvcc; exit 77 when neither can be had.
@@ -200,6 +206,49 @@ def fingerprint_rows(bin_dir, tools, source_dir):
     return rows + [harness[key] for key in sorted(harness)]
 
 
+def step_codes(rows):
+    """{step: its code}: the first 16 hex digits of a SHA-256 over the sorted (kernel, fingerprint)
+    pairs of every kernel of the step's executable (the harness's left out: they are no step's). A
+    change to any kernel a step can launch, its variants' and the library's included, changes it."""
+    pairs = {}
+    for r in rows:
+        if r["step"] != "harness":
+            pairs.setdefault(r["step"], []).append(f"{r['kernel']}\t{r['sass_sha256']}")
+    return {step: hashlib.sha256("\n".join(sorted(p)).encode()).hexdigest()[:16] for step, p in pairs.items()}
+
+
+STEP_NAME = re.compile(r"^(\d\d_[A-Za-z0-9_]+)(/\S*)?$")  # a step, or a step's variant "NN_name/variant"
+
+
+def stamp(path, codes):
+    """Fills the `code` column of one CSV (added last when it has none) in each row that names a step
+    of `codes` (its step or engine column: NN_name or NN_name/variant) and has no code yet. Returns
+    how many rows it stamped; the file is rewritten only when that is not 0 or the column was added."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header, rows = list(reader.fieldnames or []), list(reader)
+    if not header:
+        raise Unavailable(f"{path}: no header line")
+    name_column = next((c for c in ("step", "engine") if c in header), None)
+    if name_column is None:
+        raise Unavailable(f"{path}: no step or engine column to tell which step a row measured")
+    added = "code" not in header
+    if added:
+        header.append("code")
+    stamped = 0
+    for row in rows:
+        match = STEP_NAME.match(row.get(name_column) or "")
+        if not row.get("code") and match and match.group(1) in codes:
+            row["code"] = codes[match.group(1)]
+            stamped += 1
+    if stamped or added:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({c: row.get(c) or "" for c in header} for row in rows)
+    return stamped
+
+
 def write(path, rows, header):
     with open(path, "w", encoding="utf-8", newline="") as out:
         for line in header:
@@ -275,6 +324,8 @@ def main(argv=None):
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="rewrite the file from this build")
     mode.add_argument("--check", action="store_true", help="compare this build with the file (the default)")
+    mode.add_argument("--stamp", nargs="+", metavar="CSV", help="fill the code column of these measurement CSVs "
+                                                                 "from this build, in the rows of steps that have none")
     mode.add_argument("--match", metavar="BEFORE", help="match this build's kernels by fingerprint with an earlier "
                                                           "fingerprints file (a restructure's proof), whatever their names")
     args = parser.parse_args(argv)
@@ -293,6 +344,15 @@ def main(argv=None):
         return exit_codes.EXIT_OK
     if args.match:
         print("\n".join(match_report(read(args.match)[1], rows)))
+        return exit_codes.EXIT_OK
+    if args.stamp:
+        codes = step_codes(rows)
+        try:
+            for path in args.stamp:
+                print(f"fingerprints: {path}: {stamp(path, codes)} row(s) stamped with this build's code")
+        except (OSError, Unavailable) as e:
+            print(f"fingerprints: error: {e}", file=sys.stderr)
+            return exit_codes.EXIT_BAD_ARGUMENT
         return exit_codes.EXIT_OK
     header, committed = read(args.file)
     committed_version = next((line[len("nvcc "):] for line in header if line.startswith("nvcc ")), "unknown")

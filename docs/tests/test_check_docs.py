@@ -419,3 +419,55 @@ class RepositoryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StrictRulesTest(unittest.TestCase):
+    """The two rules that --strict fails on and the default mode lists: figures the filler marked as
+    measured on earlier code, and paragraphs or tables of two cards."""
+
+    def page(self, text):
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        md = Path(folder.name) / "page.md"
+        md.write_text(textwrap.dedent(text), encoding="utf-8")
+        return md, Path(folder.name)
+
+    def test_marked_figures_are_found_with_their_dates(self):
+        md, root = self.page("""\
+            At <!-- cell: w.csv column=ms -->2<sup>[‡ 2026-11-21](docs/figures.md#measured-on-earlier-code)</sup><!-- /cell --> ms.
+
+            Today: <!-- cell: w.csv column=tflops -->3<!-- /cell -->.
+            """)
+        self.assertEqual(figure_rules.earlier_figures(md, root),
+                         ["page.md:1: 1 figure(s) measured on earlier code of their step (2026-11-21): re-measure "
+                          "them on today's build (docs/figures.md)"])
+
+    def test_a_paragraph_of_two_cards_is_found_even_when_it_names_them(self):
+        md, root = self.page("""\
+            On the H100 <!-- cell: a -->1<!-- /cell -->, on the H200 <!-- cell: b -->2<!-- /cell -->.
+
+            Alone: <!-- cell: a -->1<!-- /cell -->.
+            """)
+        cards = {"a": {"NVIDIA H100 80GB HBM3"}, "b": {"NVIDIA H200"}}.get
+        found = figure_rules.two_card_figures(md, root, cards, lambda name, options: set())
+        self.assertEqual(len(found), 1)
+        self.assertTrue(found[0].startswith("page.md:1: a paragraph quotes figures of 2 cards"), found)
+
+    def test_a_table_of_two_cards_is_found(self):
+        md, root = self.page("""\
+            <!-- BEGIN generated: results_table -->
+            <!-- END generated: results_table -->
+            """)
+        found = figure_rules.two_card_figures(md, root, lambda spec: set(),
+                                              lambda name, options: {"NVIDIA H100 80GB HBM3", "NVIDIA H200"})
+        self.assertEqual(len(found), 1)
+        self.assertIn("page.md:1: the table results_table shows rows of 2 cards", found[0])
+
+    def test_strict_fails_on_what_the_default_mode_lists(self):
+        listed = ["x.md:1: 1 figure(s) measured on earlier code of their step (2026-11-21): ..."]
+        with mock.patch.object(check_docs, "check", return_value=[]), \
+                mock.patch.object(check_docs, "strict_findings", return_value=listed), \
+                contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(check_docs.main(["--bin-dir", str(DOCS)]), 0)
+            self.assertEqual(check_docs.main(["--bin-dir", str(DOCS), "--strict"]), 1)
+        self.assertIn("listed: x.md:1:", out.getvalue())

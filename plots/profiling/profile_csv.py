@@ -118,7 +118,7 @@ def _check_profile_header(path, header):
 
 
 def _profile_row(raw, where):
-    row = {}
+    row = {"code": (raw.get("code") or "").strip()}  # the code it measured (results_csv.CODE_COLUMNS)
     for column in PROFILE_COLUMNS:
         text = (raw.get(column) or "").strip()
         if text in ("", MISSING):

@@ -51,7 +51,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "common")]
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
-from readme import table, views  # noqa: E402
+from readme import codes, table, views  # noqa: E402
 from readme.formats import Missing, select, value_of  # noqa: E402
 from readme.results import CHECKOUT, RESULTS, Results  # noqa: E402,F401
 from readme.tables import REQUIRED, TABLES  # noqa: E402
@@ -126,8 +126,20 @@ def parse_cell_spec(spec):
     return file, options, selectors
 
 
-def render_cell(spec, results):
-    """The text a cell shows."""
+def sources_of(rows):
+    """The CSV rows behind rows: a view's row names them in `_sources`; a CSV's row is its own."""
+    return [source for r in rows for source in (r.get("_sources", [r]) if isinstance(r, dict) else [])]
+
+
+def earlier_mark(rows, results, readme):
+    """The mark for a figure made from rows when any of them measured earlier code of its step (""
+    when none did): codes.mark with the earliest such date."""
+    date = codes.earliest(sources_of(rows), results.codes())
+    return codes.mark(date, readme or Path(results.root) / "README.md", results.root) if date else ""
+
+
+def render_cell(spec, results, readme=None):
+    """The text a cell shows; readme: the page it is on (for the mark's link)."""
     file, options, selectors = parse_cell_spec(spec)
     rows = select(results.rows(file) or [], file, selectors)
     agg, where = options.get("agg"), f"{file} " + " ".join(f"{k}={v}" for k, v in selectors.items())
@@ -144,9 +156,11 @@ def render_cell(spec, results):
         if not isinstance(values[0], (int, float)) or not isinstance(divisor, (int, float)) or not divisor:
             raise Missing(f"{where}: a ratio needs a number on each side, and a divisor that is not 0")
         values = [values[0] / divisor]
+        rows = rows + divisors
     if agg and any(v is None or isinstance(v, str) for v in values):
         raise Missing(f"{where}: agg={agg} needs a number in every row's '{options['column']}'")
-    return table.combine(values, agg, options.get("format", "auto"), options.get("scale", 1.0))
+    return (table.combine(values, agg, options.get("format", "auto"), options.get("scale", 1.0))
+            + earlier_mark(rows, results, readme))
 
 
 # ---- Blocks ---------------------------------------------------------------------------------------
@@ -177,21 +191,57 @@ def block_options(spec, words):
     return {k: given.get(k, default) for k, default in known.items()}
 
 
-def render_block(name, results, options=""):
+def render_block(name, results, options="", readme=None):
     """The text between a block's BEGIN and END lines (options: the KEY=VALUE words after its name):
-    the note line, then the table between blank lines."""
+    the note line, then the table between blank lines. A table row made from rows that measured
+    earlier code of their step has the mark after its first cell; a table the reports write (a
+    `markdown` spec) a line under it that names those steps."""
     spec, argument = spec_of(name)
     values = block_options(spec, options)
     if argument:
         values[spec["argument"]] = argument
     if "markdown" in spec:
         body = views.MARKDOWN[spec["markdown"]](results)
+        body = body.rstrip() + earlier_note(spec["sources"], results, readme)
     else:
         source = spec["csv"]
         rows = views.VIEWS[source[5:]](results, **values) if source.startswith("view:") else results.rows(source)
-        body = table.render(spec, rows or [], values)
+        body = table.render(spec, rows or [], values, lambda mine: earlier_mark(mine, results, readme))
     sources = ", ".join(f"plots/results/{s}" for s in spec["sources"])
     return f"{NOTE.format(sources)}\n\n{body.rstrip()}\n\n"
+
+
+def block_sources(name, results, options=""):
+    """The CSV rows a table block shows (none for an excerpt): what a check of its cards reads."""
+    spec, argument = spec_of(name)
+    if spec is EXCERPT:
+        return []
+    values = block_options(spec, options)
+    if argument:
+        values[spec["argument"]] = argument
+    if "markdown" in spec:
+        return [r for source in spec["sources"] for r in results.rows(source) or []]
+    source = spec["csv"]
+    rows = views.VIEWS[source[5:]](results, **values) if source.startswith("view:") else results.rows(source)
+    return sources_of(table.chosen_rows(spec, rows or [], values))
+
+
+def earlier_note(sources, results, readme):
+    """The line under a table the reports write: which steps of its CSVs measured earlier code, each
+    with its earliest date, after the mark ("" when none did)."""
+    found = {}
+    for source in sources:
+        for row in results.rows(source) or []:
+            date = codes.earlier(row, results.codes())
+            if date is not None:
+                step = codes.row_step(row)[0]
+                found[step] = min(found.get(step, date), date)
+    if not found:
+        return ""
+    first = min(found.values())
+    steps = ", ".join(f"{step} ({date})" for step, date in sorted(found.items()))
+    return (f"\n\n{codes.mark(first, readme or Path(results.root) / 'README.md', results.root)} Measured on earlier "
+            f"code of {steps}.")
 
 
 def render_excerpt(name, options, readme):
@@ -302,8 +352,8 @@ def render(found, results, path="README.md"):
     try:
         if found.kind == "block" and found.name.startswith("excerpt/"):
             return render_excerpt(found.name.partition("/")[2], found.options, path)
-        return (render_block(found.name, results, found.options) if found.kind == "block"
-                else render_cell(found.name, results))
+        return (render_block(found.name, results, found.options, path) if found.kind == "block"
+                else render_cell(found.name, results, path))
     except Missing as e:
         what = f"block '{found.name}'" if found.kind == "block" else f"cell '{found.name}'"
         raise BlockError(f"{path}:{found.line}: {what}: {e}") from None

@@ -5,6 +5,7 @@ Needs only the Python standard library.
 from pathlib import Path
 
 from profiling.profile_csv import load_profile
+from readme import codes
 from readme.formats import Missing
 from report.results_csv import InputError, load_experiments, load_rows, load_text_rows
 from run import registrations
@@ -28,6 +29,7 @@ class Results:
         self.root = Path(root) if root is not None else CHECKOUT
         self.bin_dir = Path(bin_dir) if bin_dir is not None else registrations.bin_dir(self.root)
         self._read, self._registrations = {}, {}
+        self._codes = False  # not read yet (None: the checkout has no fingerprints)
 
     def registration(self, step):
         """What STEP registers, as its executable says; Missing when it cannot be asked."""
@@ -37,6 +39,16 @@ class Results:
             except registrations.RegistrationError as e:
                 raise Missing(str(e)) from None
         return self._registrations[step]
+
+    def codes(self):
+        """{step: today's code} of the checkout whose plots/results this folder is (readme/codes.py),
+        read once; None for a folder that is no checkout's results, or a checkout without
+        fingerprints: its rows cannot be judged, and no figure is marked."""
+        if self._codes is False:
+            folder = self.folder.resolve()
+            checkout = folder.parent.parent if (folder.name, folder.parent.name) == ("results", "plots") else None
+            self._codes = codes.current_codes(checkout) if checkout else None
+        return self._codes
 
     def rows(self, name):
         """The rows of a results CSV (None for a missing peers.csv: a run without the peers)."""

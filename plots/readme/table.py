@@ -123,9 +123,10 @@ def _shown(columns, first, values):
     return [c for c in columns if not c.get("when") or values.get(c["when"]) or first.get(c["when"])]
 
 
-def render(spec, rows, values):
+def render(spec, rows, values, marker=None):
     """The Markdown of a table block: its caption, a blank line, the table. rows: the CSV's rows
-    (or the view's); values: the block's argument and options by name."""
+    (or the view's); values: the block's argument and options by name; marker(rows): the text after
+    the first cell of a table row made from those rows (the filler's mark of earlier code), or None."""
     file = spec["csv"]
     rows = chosen_rows(spec, rows, values)
     groups = _groups(rows, spec["group"]) if spec.get("group") else {(i,): [r] for i, r in enumerate(rows)}
@@ -150,5 +151,7 @@ def render(spec, rows, values):
         for (value,), _ in pivots:
             theirs = [r for r in mine if r.get(spec["pivot"]) == value]
             cells += [cell(c, theirs, file, names) for c in spec["repeat"]]
+        if marker and cells:
+            cells[0] = f"{cells[0]}{marker(mine)}"
         table.append(cells)
     return _fill(spec.get("caption", ""), names) + "\n\n" + markdown_table(header, align, table)

@@ -41,7 +41,8 @@ def speedups(results, **_):
             speedup = f"{previous['ms'] / row['ms']:.2f}×"
             if previous["precision"] != row["precision"]:
                 speedup += f" (vs {precision_label(previous['precision'])})"
-        out.append({**row, "previous_step": previous["step"] if previous else "previous step", "speedup": speedup})
+        out.append({**row, "previous_step": previous["step"] if previous else "previous step", "speedup": speedup,
+                    "_sources": [row] + ([previous] if previous else [])})
     return out
 
 
@@ -134,7 +135,8 @@ def ladder(results, counters, pays, **_):
         table.append({**common, "name": f"[{r['step']}]({r['step']}/)", "adds": r["adds"],
                       "precision": precision_label(r["precision"]), "tflops": "—" if failed else fmt_tflops(r["tflops"]),
                       "pct": "—" if failed else fmt_pct(r["pct_cublas"]), "verdict": verdict(r["step"], r["precision"]),
-                      "pays": paid.get(r["step"], "")})
+                      "pays": paid.get(r["step"], ""),
+                      "_sources": [r] + [x for x in [profiled.get((r["step"], r["precision"]))] if x]})
         if at + 1 == len(mine):
             table += unmeasured
         if at + 1 == len(mine) or mine[at + 1]["precision"] != r["precision"]:
@@ -199,7 +201,7 @@ def counters(results, step, compare, precision, rows, **_):
     note = "; an FMA instruction is one warp FFMA, M·N·K / 32 of them" if any(k.endswith("per_fma") for k in keys) else ""
     return [{"label": label, "theirs": shown(theirs, quantity, spec), "mine": shown(mine, quantity, spec),
              "theirs_name": name[theirs["step"]], "mine_name": name[mine["step"]], "gpu": mine["gpu"],
-             "shape": DERIVED["shape"](mine), "fma_note": note}
+             "shape": DERIVED["shape"](mine), "fma_note": note, "_sources": [mine, theirs]}
             for label, quantity, spec in (COUNTER_ROWS[k] for k in keys)]
 
 
@@ -258,7 +260,7 @@ def variants(results, step, rows, experiment, labels, **_):
         used += mine
         label = (f"`{v}`" if labels == "names" else f"`--variant {v}`") if v else \
             "(the step)" if s == step and labels == "names" else s
-        row = {"label": label, "what": registration.variants[v] if v else registration.adds}
+        row = {"label": label, "what": registration.variants[v] if v else registration.adds, "_sources": mine}
         for n in (4096, 8192):
             for metric, spec, suffix in (("tflops", ".1f", ""), ("pct_cublas", ".1f", "%")):
                 values = [r["value"] for r in mine if r["metric"] == metric and matches(r["n"], str(n))]

@@ -32,6 +32,10 @@ TIMING_COLUMNS = ("timing timer sm_mhz_before sm_mhz_after clock_fell uncovered_
 # committed ones among them), which are read all the same; empty in a peer's row (peers.py keeps its
 # medians only) and cuBLAS's with --no-cublas.
 SPREAD_COLUMNS = "ms_p10 ms_p90 cublas_ms_p10 cublas_ms_p90".split()
+# The code the row measured, last: the step's code (tools/fingerprints.py: step_codes), which
+# `tools/fingerprints.py --stamp` fills in after a run on the build that ran it (a step executable
+# leaves it empty); "unknown" in the rows measured before the column existed (docs/figures.md).
+CODE_COLUMNS = ["code"]
 TIMERS = ("kernels", "events")  # the GPU's timestamps of the kernels (CUPTI), or CUDA events around each run
 TIMING_MODES = ("cold", "warm")
 INT_COLUMNS = {"sm_count", "m", "n", "k", "global_bytes", "bad_count", "first_bad_row", "first_bad_col",
@@ -126,7 +130,7 @@ def _check_header(path, header):
         raise InputError(f"{path}: empty CSV (no header line)")
     problems = []
     missing = [c for c in COLUMNS if c not in header]
-    unknown = [c for c in header if c not in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS]
+    unknown = [c for c in header if c not in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS + CODE_COLUMNS]
     if missing:
         problems.append("missing columns: " + ", ".join(missing))
     if unknown:

@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "common")]
 import exit_codes  # noqa: E402
 from run.arguments import int_at_least, positive_float, positive_int  # noqa: E402
-from report.results_csv import (CHECK_COLUMNS, COLUMNS, SPREAD_COLUMNS, TIMING_COLUMNS, TIMING_MODES,  # noqa: E402
+from report.results_csv import (CHECK_COLUMNS, CODE_COLUMNS, COLUMNS, SPREAD_COLUMNS, TIMING_COLUMNS, TIMING_MODES,  # noqa: E402
                                 InputError, least_bytes)
 from shapes.peer_rules import (CANDIDATES, FP16_HALF_SMALLEST_SUBNORMAL, FP16_UNIT_ROUNDOFF,  # noqa: E402,F401
                                FP32_UNIT_ROUNDOFF, TENSOR_CORE_UNIT_ROUNDOFF, class_representatives,
@@ -338,8 +338,10 @@ def csv_row(info, engine, note, precision, shape, ms, cublas_ms, max_err, ratio,
         # The spread columns stay empty: the peer keeps its medians only. They are written, so that a
         # peer's rows have as many fields as the steps' header in the CSV they share.
         **{column: "" for column in SPREAD_COLUMNS},
+        "code": "",  # a peer's row measured no code of ours
     }
-    return ",".join(_csv_field(values[c]) for c in COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS) + "\n"
+    return ",".join(_csv_field(values[c]) for c in
+                    COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS + CODE_COLUMNS) + "\n"
 
 
 def _csv_field(value):

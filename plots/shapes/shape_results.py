@@ -10,12 +10,13 @@ from report.results_csv import (InputError, TIMING_MODES, cublas_name, least_byt
                                 size_of, write_fixed_rows)
 from shapes.shape_corpus import CATEGORY_NAMES
 
-# The last five: how the row was timed (results_csv.TIMING_COLUMNS: the mode, the SM clock before and
+# The last column: the code a step's row measured (results_csv.CODE_COLUMNS; empty for cuBLAS and
+# the peers). The five before it: how the row was timed (results_csv.TIMING_COLUMNS: the mode, the SM clock before and
 # after its timed rounds, whether it fell) and its least bytes over its time as a fraction of the DRAM
 # read rate the steps measured in the run (every engine's row against that one rate).
 COLUMNS = ("engine kind precision category label m n k ms tflops cublas_ms cublas_tflops pct_cublas "
            "max_abs_err err_over_tol check note gpu sm_count timestamp "
-           "timing sm_mhz_before sm_mhz_after clock_fell dram_fraction").split()
+           "timing sm_mhz_before sm_mhz_after clock_fell dram_fraction code").split()
 INT_COLUMNS = {"m", "n", "k", "sm_count", "clock_fell"}
 FLOAT_COLUMNS = {"ms", "tflops", "cublas_ms", "cublas_tflops", "pct_cublas", "max_abs_err", "err_over_tol",
                  "sm_mhz_before", "sm_mhz_after", "dram_fraction"}
@@ -41,8 +42,10 @@ def write_rows(path, rows):
     write_fixed_rows(path, COLUMNS, rows)
 
 
-# The columns before the timing ones: a shapes.csv from before the timing modes, read with those empty.
+# The columns before the timing ones: a shapes.csv from before the timing modes, read with those empty;
+# and those before the code: one from before the code column, read with an empty code.
 COLUMNS_BEFORE_TIMING = COLUMNS[:COLUMNS.index("timing")]
+COLUMNS_BEFORE_CODE = COLUMNS[:COLUMNS.index("code")]
 
 
 def load(path):
@@ -58,9 +61,12 @@ def load(path):
                                lambda row, where: None)
         for row in rows:
             for column in COLUMNS[len(COLUMNS_BEFORE_TIMING):]:
-                row[column] = "" if column == "timing" else None
+                row[column] = "" if column in ("timing", "code") else None
             _check_row(row, str(path))
         return rows
+    if header == COLUMNS_BEFORE_CODE:
+        rows = read_fixed_rows(path, COLUMNS_BEFORE_CODE, INT_COLUMNS, FLOAT_COLUMNS, _check_row)
+        return [dict(row, code="") for row in rows]
     return read_fixed_rows(path, COLUMNS, INT_COLUMNS, FLOAT_COLUMNS, _check_row)
 
 
@@ -88,7 +94,8 @@ def _from_raw(raw, engine, kind, entry):
             "err_over_tol": raw["err_over_tol"], "check": raw["status"],
             "note": raw["adds"] if kind == "peer" else "", "gpu": raw["gpu"], "sm_count": raw["sm_count"],
             "timestamp": raw["timestamp"], "timing": raw.get("timing") or "", "sm_mhz_before": raw.get("sm_mhz_before"),
-            "sm_mhz_after": raw.get("sm_mhz_after"), "clock_fell": raw.get("clock_fell")}
+            "sm_mhz_after": raw.get("sm_mhz_after"), "clock_fell": raw.get("clock_fell"),
+            "code": (raw.get("code") or "") if kind == "step" else ""}
 
 
 def _empty(engine, kind, entry, check, note="", precision=""):
@@ -96,7 +103,7 @@ def _empty(engine, kind, entry, check, note="", precision=""):
     row = dict.fromkeys(COLUMNS)
     row.update({"engine": engine, "kind": kind, "precision": precision, "category": entry.category,
                 "label": entry.label, "m": entry.m, "n": entry.n, "k": entry.k, "check": check, "note": note,
-                "gpu": ""})
+                "gpu": "", "code": ""})
     return row
 
 

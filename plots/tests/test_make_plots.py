@@ -122,7 +122,7 @@ class CheckColumnsTest(unittest.TestCase):
         header = "".join(re.findall(r'"([^"]*)"', block[:block.index("csv);")])).replace("\\n", "")
         self.assertEqual(header.split(","),
                          list(results_csv.COLUMNS) + list(results_csv.CHECK_COLUMNS) + list(results_csv.TIMING_COLUMNS)
-                         + list(results_csv.SPREAD_COLUMNS))
+                         + list(results_csv.SPREAD_COLUMNS) + list(results_csv.CODE_COLUMNS))
 
 
 class SpreadColumnsTest(unittest.TestCase):

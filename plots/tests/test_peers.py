@@ -65,7 +65,7 @@ class PeersRowsBesideStepRowsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             raw = Path(tmp) / "raw.csv"
             raw.write_text(",".join(results_csv.COLUMNS + results_csv.CHECK_COLUMNS + results_csv.TIMING_COLUMNS
-                                    + results_csv.SPREAD_COLUMNS) + "\n"
+                                    + results_csv.SPREAD_COLUMNS + results_csv.CODE_COLUMNS) + "\n"
                            + peers.csv_row(info, "torch.matmul", "", "fp16", (8, 16, 32), 0.5, 0.25, 0.0, 0.0,
                                            "PASS"), encoding="utf-8")
             rows = results_csv.load_rows(raw)
@@ -73,6 +73,7 @@ class PeersRowsBesideStepRowsTest(unittest.TestCase):
         self.assertEqual((rows[0]["timing"], rows[0]["least_bytes"], rows[0]["sm_mhz_before"]),
                          ("cold", (8 * 32 + 32 * 16) * 2 + 8 * 16 * 4, None))
         self.assertEqual([rows[0][c] for c in results_csv.SPREAD_COLUMNS], [None] * 4)  # a peer keeps medians only
+        self.assertEqual(rows[0]["code"], "")  # a peer's row measured no code of ours
 
 
 class PeersWithoutGpuTest(unittest.TestCase):

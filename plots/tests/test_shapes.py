@@ -353,11 +353,11 @@ class ShapeResultsTest(unittest.TestCase):
             path = Path(tmp) / "shapes.csv"
             header = ",".join(shape_results.COLUMNS)
             for body, message in (("engine,m\n", "bad header"),
-                                  (header + "\n" + "x,robot,fp16,square,,1,1,1,1,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,\n",
+                                  (header + "\n" + "x,robot,fp16,square,,1,1,1,1,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,,\n",
                                    "line 2: column 'kind' must be one of step, cublas, peer"),
-                                  (header + "\n" + "x,step,fp16,square,,1,1,1,,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,\n",
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,,1,1,1,100,0,0,PASS,,g,1,t,cold,,,,,\n",
                                    "line 2: a measured row needs a positive 'ms'"),
-                                  (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t,cold,,,,\n",
+                                  (header + "\n" + "x,step,fp16,square,,1,1,1,1,1,1,1,100,0,0,OK,,g,1,t,cold,,,,,\n",
                                    "line 2: column 'check' must be one of")):
                 assert_rejected(self, shape_results.load, path, body, message)
 
