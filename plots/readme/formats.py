@@ -229,9 +229,21 @@ def ms_spread(row):
     return None if low is None or high is None else join_range([fmt_ms(low), fmt_ms(high)])
 
 
+def pct_spread(row):
+    """How far a step's % of cuBLAS moves with the spreads of the two medians: cuBLAS's 10th
+    percentile over the step's 90th, to cuBLAS's 90th over the step's 10th, "96.1–99.0"; None from a
+    CSV written before the harness wrote the spreads."""
+    low, high = row.get("ms_p10"), row.get("ms_p90")
+    cublas_low, cublas_high = row.get("cublas_ms_p10"), row.get("cublas_ms_p90")
+    if None in (low, high, cublas_low, cublas_high) or not low or not high:
+        return None
+    return join_range([f"{100 * cublas_low / high:.1f}", f"{100 * cublas_high / low:.1f}"])
+
+
 # Quantities of rows: of profile.csv (ncu_profile.py), and of any row with m, n, k or a precision.
 DERIVED = {
     "ms_spread": ms_spread,                      # "0.715–0.731": p10–p90 of the timed rounds, ms
+    "pct_spread": pct_spread,                    # "96.1–99.0": the range of % of cuBLAS those give
     "dram_bytes": lambda r: (None if r["dram_read_bytes"] is None or r["dram_write_bytes"] is None
                              else r["dram_read_bytes"] + r["dram_write_bytes"]),
     "fma_instructions": fma_instructions,

@@ -12,7 +12,7 @@ import statistics
 from profiling.profile_csv import CUBLAS, limited_by_step
 from readme.formats import DERIVED, Missing, format_value, join_range, matches, plain_limit
 from report.results_csv import cublas_name, headline_size, latest_per_step, precision_label, size_of
-from report.results_table import build_table, fmt_pct, fmt_tflops
+from report.results_table import build_table, fmt_pct_spread, fmt_tflops
 from run import registrations
 from shapes import shape_results
 from shapes import shape_tables
@@ -106,7 +106,10 @@ def ladder(results, counters, pays, **_):
     mine = sorted((r for r in rows if size_of(r) == size), key=lambda r: order.index(r["step"]))
     profiled, paid = _longest_kernels(results), (_pays(results, pays, order) if pays else {})
     newest = max(mine, key=lambda r: r["time"])
+    spread = any(r.get("ms_p10") is not None for r in mine)
     common = {"shape": _shape(size), "run_line": DERIVED["run_line"](newest),
+              "spread_caption": "; in parentheses, the range that the 10th and 90th percentiles of the step's and "
+                                "cuBLAS's timed rounds give the ratio" if spread else "",
               "pays_caption": f"; the last column from the shape corpus (`plots/results/shapes.csv`; "
                               f"{shape_tables.run_caption(results.rows('shapes.csv'))})" if pays else ""}
 
@@ -134,7 +137,7 @@ def ladder(results, counters, pays, **_):
         failed = r["status"] == "FAIL"
         table.append({**common, "name": f"[{r['step']}]({r['step']}/)", "adds": r["adds"],
                       "precision": precision_label(r["precision"]), "tflops": "—" if failed else fmt_tflops(r["tflops"]),
-                      "pct": "—" if failed else fmt_pct(r["pct_cublas"]), "verdict": verdict(r["step"], r["precision"]),
+                      "pct": "—" if failed else fmt_pct_spread(r), "verdict": verdict(r["step"], r["precision"]),
                       "pays": paid.get(r["step"], ""),
                       "_sources": [r] + [x for x in [profiled.get((r["step"], r["precision"]))] if x]})
         if at + 1 == len(mine):

@@ -24,6 +24,18 @@ def fmt_ms_spread(row):
     return text if low is None or high is None else f"{text} ({fmt_ms(low)}–{fmt_ms(high)})"
 
 
+def fmt_pct_spread(row):
+    """A step's % of cuBLAS and, where its row has the spreads of both medians, how far the ratio
+    moves with them: cuBLAS's fastest tenth over the step's slowest, to cuBLAS's slowest over the
+    step's fastest, "97.8% (96.1–99.0)"; the % alone without them (the committed rows)."""
+    low, high = row.get("ms_p10"), row.get("ms_p90")
+    cublas_low, cublas_high = row.get("cublas_ms_p10"), row.get("cublas_ms_p90")
+    text = fmt_pct(row.get("pct_cublas"))
+    if None in (low, high, cublas_low, cublas_high) or not low or not high:
+        return text
+    return f"{text} ({100 * cublas_low / high:.1f}–{100 * cublas_high / low:.1f})"
+
+
 def fmt_tflops(tflops):
     return f"{tflops:.2f}" if tflops < 10 else f"{tflops:.1f}"
 
@@ -106,7 +118,7 @@ def build_table(rows, limited_by=None, peers=None):
             if row["status"] == "FAIL":  # a failed result is never shown as a number
                 numbers = ("—", "—", "—")
             else:
-                numbers = (fmt_ms_spread(row), fmt_tflops(row["tflops"]), fmt_pct(row["pct_cublas"]))
+                numbers = (fmt_ms_spread(row), fmt_tflops(row["tflops"]), fmt_pct_spread(row))
             lines.append(_cells(row["step"], row["adds"], precision_label(row["precision"]), shape,
                                 *numbers, _speedup(row, previous), row["status"],
                                 *measured(row["step"], row["precision"], size)))
@@ -130,7 +142,8 @@ def build_table(rows, limited_by=None, peers=None):
     ]
     if any(r.get("ms_p10") is not None and r["status"] != "FAIL" for r in steps):
         lines[-1] += (" A step's median ms is followed, in parentheses, by the 10th and 90th percentiles of its "
-                      "timed rounds.")
+                      "timed rounds, and its % of cuBLAS by the range those and cuBLAS's percentiles give the ratio "
+                      "(cuBLAS's 10th over the step's 90th, to cuBLAS's 90th over the step's 10th).")
     if peer_rows:
         lines[-1] += (" torch.matmul and Triton are what a reader would use instead of writing CUDA "
                       "(plots/shapes/peers.py): each is timed in its own process in alternation with cuBLAS's "

@@ -150,7 +150,11 @@ class SpreadColumnsTest(unittest.TestCase):
         self.assertEqual(cells["01_naive"][4], "40.0 (0.715–0.731)")  # the fixture's spread is made up
         self.assertEqual(cells["cuBLAS SGEMM"][4], "2.60")  # cuBLAS's row: the median over the steps' runs
         self.assertIn("A step's median ms is followed, in parentheses, by the 10th and 90th percentiles of its "
-                      "timed rounds.", table)
+                      "timed rounds, and its % of cuBLAS by the range", table)
+        # % of cuBLAS with its range: cuBLAS's 10th percentile over the step's 90th, to its 90th over the 10th.
+        low, high = 100 * 2.55 / 0.7312, 100 * 2.71 / 0.7151
+        self.assertTrue(cells["01_naive"][6].endswith(f" ({low:.1f}–{high:.1f})"), cells["01_naive"][6])
+        self.assertEqual(table_rows(results_table.build_table(no_cublas))[0][6].count("("), 0)
 
     def test_csvs_without_them_give_the_table_as_before(self):
         plain = results_csv.load_rows(FIXTURES / "worklog.csv")
