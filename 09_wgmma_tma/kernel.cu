@@ -84,6 +84,7 @@ __device__ __forceinline__ std::uint64_t matrix_descriptor(const void* tile, std
 template <int block_tile_k, int b_box_bytes>
 __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned char* a_tile,
                                                const unsigned char* b_tile, int consumer) {
+  // EXCERPT BEGIN multiply_stage
   wgmma_fence();
   fence_registers(acc);
 #pragma unroll
@@ -98,6 +99,7 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[128], const unsigned
         matrix_descriptor(b_tile + kk * wgmma_k * swizzle_bytes, b_box_bytes, swizzle_atom_bytes);
     wgmma_m64n256k16(acc, a_desc, b_desc);
   }
+  // EXCERPT END multiply_stage
 }
 
 // ---- Write back -----------------------------------------------------------------------------------
@@ -191,7 +193,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // ---- Producer: one thread keeps the ring of stages filled -----------------------------------
     if constexpr (Config::move_registers) setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
-      // EXCERPT BEGIN producer
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % stages, use = kt / stages;
         // LAB BEGIN producer [hard]
@@ -208,7 +209,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
         // LAB END
         // LAB END
       }
-      // EXCERPT END producer
     }
   } else {
     // ---- Consumers: multiply each stage as soon as it is full ----------------------------------
@@ -218,7 +218,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
 
-    // EXCERPT BEGIN consumer
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int s = kt % stages, use = kt / stages;
       // LAB BEGIN wait_full [hard]
@@ -235,7 +234,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       if (kt >= in_flight) mbarrier_arrive(&empty[(kt - in_flight) % stages]);
       // LAB END
     }
-    // EXCERPT END consumer
     wgmma_wait_group<0>();
     fence_registers(acc);
 

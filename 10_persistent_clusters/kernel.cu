@@ -24,6 +24,7 @@ using namespace hopper;
 
 // ---- Configuration ------------------------------------------------------------------------------
 // One knob a line; README.md says how each value was chosen.
+// EXCERPT BEGIN config
 struct Config {
   static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
   static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
@@ -36,6 +37,7 @@ struct Config {
   static constexpr bool staged_epilogue = true;   // C through shared memory and TMA stores, overlapping the next tile
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
 };
+// EXCERPT END config
 
 // What the configuration implies, and the checks that name the knob at fault.
 template <class Config>
@@ -262,7 +264,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
       int slice = 0;  // slices copied so far, over all tiles: stage = slice % stages
-      // EXCERPT BEGIN producer
       for (long long t = first_tile; t < cluster_tiles; t += clusters) {
         const TileOrigin origin = tile_origin(t);
         for (int kt = 0; kt < k_tiles; ++kt, ++slice) {
@@ -288,7 +289,6 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           // LAB END
         }
       }
-      // EXCERPT END producer
     }
   } else {
     // ---- Consumers: for each tile, the K loop of step 09, then the write-back ---------------------
