@@ -219,6 +219,7 @@ struct Division {
 // fixup_slices. So: r = 0, s < 2, or a saving k − ⌈k / s⌉ no larger than fixup_slices: every tile
 // whole. The parts are aligned (part p of every split tile covers the same slices), so that the units
 // running at the same moment read the same k-slices of A and B, as whole tiles do.
+// EXCERPT BEGIN divide
 template <class Policy>
 Division divide(long long tiles, int k_tiles, int workers) {
   const long long waves = tiles / workers, remainder = tiles % workers;
@@ -243,6 +244,7 @@ Division divide(long long tiles, int k_tiles, int workers) {
   if (parts < 2 || k_tiles - ceil_div(k_tiles, parts) <= fixup) return {0, 0};
   return {remainder, parts};
 }
+// EXCERPT END divide
 
 // The schedule of a shape (without its workspace pointers and epoch), the workers to launch and the
 // workspace it needs.
