@@ -116,6 +116,7 @@ __device__ __forceinline__ StageDescriptors stage0_descriptors(const unsigned ch
 // a wgmma is a few cycles of tensor-core work, so the instructions around it set the pace: nothing
 // here is computed per k-step but that addition (12's README: the counters). The caller commits the
 // group and waits for it.
+// EXCERPT BEGIN multiply_stage
 template <class L>
 __device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], StageDescriptors stage) {
   wgmma_fence();
@@ -125,6 +126,7 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[L::accumulators], St
     wgmma_m64nk16_a_mn_major<L::block_tile_m>(acc, stage.b + (kk * wgmma_k * swizzle_bytes >> 4),
                                               stage.a + (kk * wgmma_k * 2 >> 4));
 }
+// EXCERPT END multiply_stage
 
 // ---- Write back -----------------------------------------------------------------------------------
 
@@ -443,6 +445,7 @@ inline bool tma_path_possible(const GemmProblem<__half>& p) {
 
 // Calls f with the width of block tile for M: the narrowest of 8, 16, 32, 64 and 128 that holds M rows
 // (every width is a kernel to compile), 256 for any M above.
+// EXCERPT BEGIN with_width
 template <class F>
 decltype(auto) with_width(int m, F&& f) {
   if (m <= 8) return f(std::integral_constant<int, 8>{});
@@ -452,6 +455,7 @@ decltype(auto) with_width(int m, F&& f) {
   if (m <= 128) return f(std::integral_constant<int, 128>{});
   return f(std::integral_constant<int, 256>{});
 }
+// EXCERPT END with_width
 
 // As many blocks as can be resident at once (one per SM: each takes most of the shared memory).
 // Every unit must be resident: a unit waits for others' partials.
