@@ -153,6 +153,7 @@ struct Padding {
 // The route and the copies, before any buffer is sized. a_ok, b_ok: TMA can describe A's and B's rows
 // where they are (base and leading dimension 16-byte aligned); c_ok: so can 11's TMA store C's (and
 // its rows end on a 16-byte chunk: N a multiple of 4).
+// EXCERPT BEGIN decide_padding
 template <class Pad>
 Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
   Padding d;
@@ -171,6 +172,7 @@ Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
   // LAB END
   return d;
 }
+// EXCERPT END decide_padding
 
 // The decision, then its buffers, in this order, each on a 256-byte boundary; then the workspace of the
 // path it hands over to.
