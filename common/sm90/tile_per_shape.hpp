@@ -21,6 +21,7 @@ namespace worklog::tile_per_shape {
 
 // The work of an entry's busiest cluster on a shape, under its schedule (11's plan): whole waves of
 // tiles, then, where the rule splits the last wave, one unit of an aligned k-part and the fixup.
+// EXCERPT BEGIN work
 struct Work {
   long long slices;            // 64-wide k-slices it multiplies
   long long segments;          // tiles or pieces of tiles it walks: a pipeline fill and a write-back each
@@ -30,6 +31,7 @@ struct Work {
   // fixup: every part waits for all the others' flags): set by busiest_cluster below.
   bool shared_fixup = false;
 };
+// EXCERPT END work
 
 // One entry of the menu: a block tile of rows × cols, clusters of `cluster` blocks, `stages` stages.
 struct Entry {
@@ -55,6 +57,7 @@ Work busiest_cluster(const stream_k::Plan& plan, Strides strides);
 // unaligned_slice_us more per slice whose rows of A or B start off a 128-byte line (each TMA box row
 // then touches two lines), and shared_fixup_us more when the parts of a split tile fix it up
 // together. A calibration of five prices (14's of an H100) leaves the last at 0.
+// EXCERPT BEGIN predict_us
 struct Costs {
   double launch_us, slice_us, segment_us, fixup_us, unaligned_slice_us;
   double shared_fixup_us = 0.0;
@@ -66,6 +69,7 @@ inline double predict_us(const Costs& c, const Work& w) {
          (w.fixup ? c.fixup_us : 0.0) + double(w.unaligned_slices) * c.unaligned_slice_us +
          (w.shared_fixup ? c.shared_fixup_us : 0.0);
 }
+// EXCERPT END predict_us
 
 // The model's prices of an entry on the current GPU (tile_prices_14.csv); nullptr: never calibrated.
 const Costs* costs(const Entry& e);
