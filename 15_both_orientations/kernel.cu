@@ -67,6 +67,7 @@ void add_swapped(std::vector<Entry>& menu, std::index_sequence<i...>) {
 }
 
 // 14's entries, then 12's. Every entry takes problems TMA can describe: the route pads the others first.
+// EXCERPT BEGIN menu
 constexpr std::size_t swapped_count = 6;  // swap_ab::swapped_tiles().size(), checked below
 const std::vector<Entry>& menu_items() {
   static const std::vector<Entry> menu = [] {
@@ -78,6 +79,7 @@ const std::vector<Entry>& menu_items() {
   }();
   return menu;
 }
+// EXCERPT END menu
 
 // ---- The model ------------------------------------------------------------------------------------
 // 14's model (its terms, its choice) at this step's prices: every entry of both families measured on

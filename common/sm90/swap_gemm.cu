@@ -95,6 +95,7 @@ swap_ab::SwappedTile swapped_tile(const char* description) {
           }};
 }
 }  // namespace
+// EXCERPT BEGIN swapped_tiles
 const std::vector<swap_ab::SwappedTile>& swap_ab::swapped_tiles() {
   static const std::vector<SwappedTile> tiles = {
       swapped_tile<Config, 192>("192 rows × 128 columns, two consumers: rows in steps of 192"),
@@ -106,5 +107,6 @@ const std::vector<swap_ab::SwappedTile>& swap_ab::swapped_tiles() {
   };
   return tiles;
 }
+// EXCERPT END swapped_tiles
 
 }  // namespace worklog
