@@ -5,7 +5,8 @@ page types a measured figure or a count by hand.
     python3 docs/check_docs.py [--root DIR]
 
 The files read: README.md, every directory's README.md one level down (a new step's too), the other
-pages beside a step's code and docs/*.md (docs/routes.md, say). In each:
+pages beside a step's code, docs/*.md (docs/routes.md, say) and the steps' notes pages, docs/notes/*.md.
+In each:
 
 - every Markdown link and image, `[text](target)`, whose target is not a web address (http, https,
   mailto): the file or folder must exist, relative to the Markdown file; an anchor (`#part`) must name
@@ -91,10 +92,12 @@ GLOSSARY = "docs/glossary.md"
 
 
 def markdown_files(root):
-    """README.md, every */README.md, a step's other pages (NN_name/*.md) and docs/*.md under root, in that order."""
+    """README.md, every */README.md, a step's other pages (NN_name/*.md), docs/*.md and the steps' notes
+    pages (docs/notes/*.md) under root, in that order."""
     root = Path(root)
     beside = sorted(p for p in root.glob("[0-9][0-9]_*/*.md") if p.name != "README.md")
-    files = [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted((root / "docs").glob("*.md"))]
+    files = [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted((root / "docs").glob("*.md")),
+             *sorted((root / "docs" / "notes").glob("*.md"))]
     return [f for f in files if f.is_file()]
 
 

@@ -389,10 +389,11 @@ def rewrite(path, results):
 
 def readmes(root):
     """README.md, every directory's README.md (one level down), a step's other pages beside its code
-    (NN_name/*.md) and the pages of docs/ under root."""
+    (NN_name/*.md), the pages of docs/ and the steps' notes pages (docs/notes/*.md) under root."""
     root = Path(root)
     beside = sorted(p for p in root.glob("[0-9][0-9]_*/*.md") if p.name != "README.md")
-    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted(root.glob("docs/*.md"))]
+    return [p for p in [root / "README.md", *sorted(root.glob("*/README.md")), *beside, *sorted(root.glob("docs/*.md")),
+                        *sorted(root.glob("docs/notes/*.md"))]
             if p.is_file()]
 
 
