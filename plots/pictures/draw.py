@@ -1,0 +1,606 @@
+"""Draws the steps' pictures, each from its step's configuration as the source states it (config.py
+reads it), into docs/pictures/NN_name.svg: change a tile size, redraw, and the picture follows.
+
+  python3 plots/pictures/draw.py              # redraw every picture into docs/pictures/
+  python3 plots/pictures/draw.py --out DIR    # ... into DIR
+  python3 plots/pictures/draw.py --check      # exit 1 when a committed picture differs from its redraw
+
+The SVGs are deterministic for one matplotlib (plots/constraints.txt's): fixed hash salt, no date,
+text as text, DejaVu Sans (matplotlib's own font). Needs matplotlib; config.py and stream_k.py do not.
+"""
+import argparse
+import filecmp
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # plots/: its folders import as folder.module
+from pictures import config  # noqa: E402
+from pictures import stream_k  # noqa: E402
+
+ROOT = config.ROOT
+PICTURES = ROOT / "docs" / "pictures"
+
+# Colours: one role each, in every picture.
+A_COLOUR, B_COLOUR, C_COLOUR = "#4c72b0", "#dd8452", "#55a868"
+LIGHT = {A_COLOUR: "#c9d6ec", B_COLOUR: "#f5d9c3", C_COLOUR: "#cde6d3"}
+GREY, EDGE, MARK = "#eeeeee", "#444444", "#c44e52"
+WARP_COLOURS = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5"]
+
+
+def matplotlib_modules():
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({
+        "svg.hashsalt": "gemm-worklog-pictures",  # ids of clip paths and the like: the same every run
+        "svg.fonttype": "none",  # text stays text: reviewable, and no glyph paths
+        "font.family": "DejaVu Sans",
+        "font.size": 9,
+    })
+    import matplotlib.pyplot as plt
+    from matplotlib import patches
+    return plt, patches
+
+
+class Canvas:
+    """One figure of boxes in element units: x to the right, y downward (row numbers)."""
+
+    def __init__(self, width, height, inches=8.0, margin=None):
+        self.plt, self.patches = matplotlib_modules()
+        margin = 0.02 * max(width, height) if margin is None else margin
+        self.figure = self.plt.figure(figsize=(inches, inches * (height + 2 * margin) / (width + 2 * margin)))
+        self.ax = self.figure.add_axes((0, 0, 1, 1))
+        self.ax.set_xlim(-margin, width + margin)
+        self.ax.set_ylim(height + margin, -margin)
+        self.ax.set_aspect("equal")
+        self.ax.axis("off")
+
+    def box(self, x, y, w, h, face="none", edge=EDGE, width=0.8, **kw):
+        self.ax.add_patch(self.patches.Rectangle((x, y), w, h, facecolor=face, edgecolor=edge, linewidth=width, **kw))
+
+    def grid(self, x, y, w, h, step_x, step_y, colour="#bbbbbb", width=0.4):
+        """Lines every step_x columns and step_y rows inside the box (x, y, w, h)."""
+        for i in range(1, int(w // step_x) + (0 if w % step_x else 0)):
+            self.ax.plot([x + i * step_x] * 2, [y, y + h], color=colour, linewidth=width)
+        for j in range(1, int(h // step_y) + (0 if h % step_y else 0)):
+            self.ax.plot([x, x + w], [y + j * step_y] * 2, color=colour, linewidth=width)
+
+    def text(self, x, y, words, size=9, ha="center", va="center", **kw):
+        self.ax.text(x, y, words, fontsize=size, ha=ha, va=va, **kw)
+
+    def note(self, x, y, words, characters, size=8, **kw):
+        """A paragraph from (x, y) down, wrapped at about `characters` a line."""
+        paragraphs = [textwrap.fill(p, characters) for p in words.split("\n")]
+        self.ax.text(x, y, "\n".join(paragraphs), fontsize=size, ha="left", va="top", linespacing=1.4, **kw)
+
+    def arrow(self, x0, y0, x1, y1, colour=EDGE, style="-|>", width=1.0, **kw):
+        self.ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                         arrowprops=dict(arrowstyle=style, color=colour, linewidth=width, **kw))
+
+    def save(self, path):
+        self.figure.savefig(path, format="svg", metadata={"Date": None})
+        self.plt.close(self.figure)
+
+
+# ---- 01 to 05: the matrices, a block's tile of C and what it reads ------------------------------------
+
+def layout_abc(m, n, k, gap):
+    """Where A (m × k, left), B (k × n, top) and C (m × n, below B) go: their top-left corners."""
+    return {"A": (0, k + gap), "B": (k + gap, 0), "C": (k + gap, k + gap)}, k + gap + n, k + gap + m
+
+
+def draw_01(step):
+    c = config.step_config(step)
+    cols, rows = c["block_cols"], c["block_rows"]
+    m, n, k = 4 * rows, 2 * cols, 32
+    gap = 4
+    at, width, height = layout_abc(m, n, k, gap)
+    canvas = Canvas(width, height + 3, inches=7)
+    (ax_, ay), (bx, by), (cx, cy) = at["A"], at["B"], at["C"]
+    br, bc = 1, 1  # the block pictured: block row 1, block column 1
+    row, col = br * rows + 2, bc * cols + 5  # and one of its threads
+    canvas.box(ax_, ay, k, m, face=GREY)
+    canvas.box(bx, by, n, k, face=GREY)
+    canvas.box(cx, cy, n, m, face="white")
+    canvas.grid(cx, cy, n, m, cols, rows, colour=EDGE, width=0.6)
+    canvas.box(cx + bc * cols, cy + br * rows, cols, rows, face=LIGHT[C_COLOUR], edge=C_COLOUR, width=1.5)
+    canvas.box(cx + bc * cols, cy + row, cols, 1, face=C_COLOUR, edge="none")  # the thread's warp
+    canvas.box(cx + col, cy + row, 1, 1, face=MARK, edge="none")
+    canvas.box(ax_, ay + row, k, 1, face=A_COLOUR, edge="none")
+    canvas.box(bx + col, by, 1, k, face=B_COLOUR, edge="none")
+    canvas.text(ax_ + k / 2, ay + m + 1.5, "A (M × K)")
+    canvas.text(bx + n / 2, by + k + 1.2, "B (K × N)")
+    canvas.text(cx + n / 2, cy + m + 1.5, f"C (M × N) in blocks of {cols} × {rows} threads")
+    canvas.text(ax_ + k / 2, ay + row - 0.6, "row `row` of A", size=8, va="bottom", color=A_COLOUR)
+    canvas.text(bx + col + 1, by + k / 2, "column `col` of B", size=8, ha="left", color=B_COLOUR)
+    canvas.note(0, 0, f"A block is {cols} × {rows} threads, one element of C each (light green). Thread"
+                f" (row, col), red, walks row `row` of A and column `col` of B: K FMAs, two loads each.\n"
+                f"One warp is {cols} threads along x: {cols} adjacent columns of one row of C (dark green),"
+                f" reading one element of A (a broadcast) and {cols} adjacent ones of B (coalesced) per k.",
+                32)
+    return canvas
+
+
+def draw_block_tile(step, tile_m, tile_n, tile_k, words):
+    """A block's tile of C and the strips of A and B it reads, one slice of K at a time (02, 05)."""
+    m, n, k = 4 * tile_m, 4 * tile_n, 4 * tile_k
+    gap = max(tile_k, tile_m) // 4
+    at, width, height = layout_abc(m, n, k, gap)
+    canvas = Canvas(width, height + gap, inches=7)
+    (ax_, ay), (bx, by), (cx, cy) = at["A"], at["B"], at["C"]
+    bi, bj, t = 1, 2, 1  # the block's tile row and column, the slice pictured
+    canvas.box(ax_, ay, k, m, face=GREY)
+    canvas.box(bx, by, n, k, face=GREY)
+    canvas.box(cx, cy, n, m, face="white")
+    canvas.grid(cx, cy, n, m, tile_n, tile_m)
+    canvas.grid(ax_, ay, k, m, tile_k, tile_m)
+    canvas.grid(bx, by, n, k, tile_n, tile_k)
+    canvas.box(ax_, ay + bi * tile_m, k, tile_m, face=LIGHT[A_COLOUR], edge=A_COLOUR)
+    canvas.box(bx + bj * tile_n, by, tile_n, k, face=LIGHT[B_COLOUR], edge=B_COLOUR)
+    canvas.box(ax_ + t * tile_k, ay + bi * tile_m, tile_k, tile_m, face=A_COLOUR, edge=A_COLOUR)
+    canvas.box(bx + bj * tile_n, by + t * tile_k, tile_n, tile_k, face=B_COLOUR, edge=B_COLOUR)
+    canvas.box(cx + bj * tile_n, cy + bi * tile_m, tile_n, tile_m, face=C_COLOUR, edge=C_COLOUR, width=1.5)
+    for t2 in range(4):  # the slices in order
+        canvas.text(ax_ + (t2 + 0.5) * tile_k, ay + bi * tile_m + tile_m / 2, f"slice {t2}", size=7,
+                    color="white" if t2 == t else A_COLOUR)
+        canvas.text(bx + bj * tile_n + tile_n / 2, by + (t2 + 0.5) * tile_k, f"slice {t2}", size=7,
+                    color="white" if t2 == t else B_COLOUR)
+    canvas.text(ax_ + k / 2, ay + m + gap * 0.5, "A (M × K)")
+    canvas.text(bx + n / 2, by + k + gap * 0.5, "B (K × N)")
+    canvas.text(cx + n / 2, cy + m + gap * 0.5, "C (M × N)")
+    canvas.text(cx + bj * tile_n + tile_n / 2, cy + bi * tile_m + tile_m / 2, words["tile"], color="white", size=8)
+    canvas.note(0, 0, words["caption"], 40)
+    return canvas
+
+
+def draw_02(step):
+    tile = config.step_config(step)["tile"]
+    return draw_block_tile(step, tile, tile, tile, {
+        "tile": f"block tile\n{tile} × {tile}",
+        "caption": f"A block of {tile} × {tile} threads computes a {tile} × {tile} tile of C (green). It walks its"
+                   f" strip of A and its strip of B one slice of K at a time ({tile} wide): all its threads copy the"
+                   f" slice's {tile} × {tile} of A and {tile} × {tile} of B into shared memory, then each thread"
+                   f" adds its dot product over the slice.\nEvery element brought from global memory serves {tile}"
+                   f" FMAs."})
+
+
+def draw_05(step):
+    f = config.header_constants("common/wmma_tiles.cuh")["fragment_size"]
+    return draw_block_tile(step, f, f, f, {
+        "tile": f"one warp\n{f} × {f}",
+        "caption": f"A block of one warp computes a {f} × {f} tile of C (green). Per {f}-wide slice of K it loads"
+                   f" one {f} × {f} fragment of A and one of B from global memory and issues one mma_sync:"
+                   f" {f}·{f}·{f} = {f ** 3} multiply-adds."})
+
+
+def draw_thread_patch(step, c, rows_of, cols_of, words):
+    """The block tile of C, the slices of A and B it multiplies, and the patch one thread owns (03, 04):
+    rows_of(ty) and cols_of(tx) are the rows and columns of C that thread (ty, tx) accumulates."""
+    bm, bn, bk = c["block_tile_m"], c["block_tile_n"], c["block_tile_k"]
+    gap = max(bm, bn) // 16
+    at, width, height = layout_abc(bm, bn, bk, gap)
+    canvas = Canvas(width + 1, height + gap * 3, inches=6.5)
+    (ax_, ay), (bx, by), (cx, cy) = at["A"], at["B"], at["C"]
+    threads_y, threads_x = bm // c["thread_tile_m"], bn // c["thread_tile_n"]
+    i = bk // 2  # the k of the slice pictured
+    canvas.box(ax_, ay, bk, bm, face=GREY)
+    canvas.box(bx, by, bn, bk, face=GREY)
+    canvas.box(cx, cy, bn, bm, face="white")
+    for thread, (colour, ty, tx) in enumerate([(C_COLOUR, 0, 0), ("#8172b3", 1, 2)]):
+        rows, cols = rows_of(ty, threads_y), cols_of(tx, threads_x)
+        for r in rows:
+            for col in cols:
+                canvas.box(cx + col, cy + r, 1, 1, face=colour, edge="none")
+        if thread == 0:  # what thread (0, 0) reads of the slices
+            for r in rows:
+                canvas.box(ax_, ay + r, bk, 1, face=LIGHT[A_COLOUR], edge="none")
+                canvas.box(ax_ + i, ay + r, 1, 1, face=A_COLOUR, edge="none")
+            for col in cols:
+                canvas.box(bx + col, by, 1, bk, face=LIGHT[B_COLOUR], edge="none")
+                canvas.box(bx + col, by + i, 1, 1, face=B_COLOUR, edge="none")
+    canvas.grid(cx, cy, bn, bm, words["grid_x"], words["grid_y"], colour="#999999", width=0.3)
+    canvas.box(cx, cy, bn, bm)
+    canvas.box(ax_, ay, bk, bm)
+    canvas.box(bx, by, bn, bk)
+    canvas.text(ax_ + bk / 2, ay + bm + gap * 0.6, f"A slice\n{bm} × {bk}", size=8)
+    canvas.text(bx - gap * 0.3, by + bk / 2, f"B slice\n{bk} × {bn}", size=8, ha="right")
+    canvas.text(cx + bn / 2, cy + bm + gap * 0.6, f"block tile of C, {bm} × {bn}: {threads_y} × {threads_x}"
+                f" threads, {c['thread_tile_m']} × {c['thread_tile_n']} elements each", size=8)
+    canvas.text(width / 2, cy + bm + gap * 2.0, words["caption"], size=8)
+    return canvas
+
+
+def draw_03(step):
+    c = config.step_config(step)
+    tm, tn = c["thread_tile_m"], c["thread_tile_n"]
+    ty_count, tx_count = c["block_tile_m"] // tm, c["block_tile_n"] // tn
+    return draw_thread_patch(
+        step, c, lambda ty, threads_y: [ty + y * threads_y for y in range(tm)],
+        lambda tx, threads_x: [tx + x * threads_x for x in range(tn)],
+        {"grid_x": tx_count, "grid_y": ty_count,
+         "caption": f"Thread (ty, tx) owns rows ty + {ty_count}·i and columns tx + {tx_count}·j (green: (0, 0);"
+                    f" purple: (1, 2)).\nFor each k of the slice (dark: one k) thread (0, 0) reads {tm} values of A"
+                    f" and {tn} of B for {tm * tn} FMAs"})
+
+
+def draw_04(step):
+    c = config.step_config(step)
+    tm, tn = c["thread_tile_m"], c["thread_tile_n"]
+    ty_count, tx_count = c["block_tile_m"] // tm, c["block_tile_n"] // tn
+    return draw_thread_patch(
+        step, c, lambda ty, threads_y: [((y // 4) * threads_y + ty) * 4 + y % 4 for y in range(tm)],
+        lambda tx, threads_x: [((x // 4) * threads_x + tx) * 4 + x % 4 for x in range(tn)],
+        {"grid_x": 4 * tx_count, "grid_y": 4 * ty_count,
+         "caption": f"Thread (ty, tx) owns {tm // 4} × {tn // 4} groups of 4 × 4 (green: (0, 0); purple: (1, 2)),"
+                    f" {4 * ty_count} rows and {4 * tx_count} columns apart.\nFor each k (dark) its"
+                    f" {tm} values of A and {tn} of B (A's slice is stored transposed, k-major),\nfour float4 loads, give"
+                    f" the outer product: {tm * tn} FMAs"})
+
+
+# ---- 06, 08: the warp tiles inside a block tile -------------------------------------------------------
+
+def draw_warp_tiles(step, c, frag_m, frag_n, frag_k, what):
+    bm, bn = c["block_tile_m"], c["block_tile_n"]
+    wm, wn = c["warp_tile_m"], c["warp_tile_n"]
+    gap = max(bm, bn) // 12
+    at, width, height = layout_abc(bm, bn, frag_k, gap)
+    canvas = Canvas(width + 2, height + gap * 2.5, inches=7)
+    (ax_, ay), (bx, by), (cx, cy) = at["A"], at["B"], at["C"]
+    warps_m, warps_n = bm // wm, bn // wn
+    canvas.box(ax_, ay, frag_k, bm, face=GREY)
+    canvas.box(bx, by, bn, frag_k, face=GREY)
+    for w in range(warps_m * warps_n):
+        wy, wx = divmod(w, warps_n)
+        colour = WARP_COLOURS[w % len(WARP_COLOURS)]
+        canvas.box(cx + wx * wn, cy + wy * wm, wn, wm, face=colour, edge=EDGE, width=1.2)
+        canvas.grid(cx + wx * wn, cy + wy * wm, wn, wm, frag_n, frag_m, colour="#777777", width=0.4)
+        canvas.text(cx + wx * wn + wn / 2, cy + wy * wm + wm / 2, f"warp {w}", size=9,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=1.5))
+    # warp 0's fragments of this k-step: A's down its rows, B's along its columns
+    canvas.box(ax_, ay, frag_k, wm, face=WARP_COLOURS[0], edge=EDGE)
+    canvas.grid(ax_, ay, frag_k, wm, frag_k, frag_m, colour=EDGE)
+    canvas.box(bx, by, wn, frag_k, face=WARP_COLOURS[0], edge=EDGE)
+    canvas.grid(bx, by, wn, frag_k, frag_n, frag_k, colour=EDGE)
+    canvas.box(ax_, ay, frag_k, bm)
+    canvas.box(bx, by, bn, frag_k)
+    fm, fn = wm // frag_m, wn // frag_n
+    canvas.text(ax_ + frag_k / 2, ay + bm + gap * 0.5, f"A\n{bm} × {frag_k}", size=8)
+    canvas.text(bx - gap * 0.3, by + frag_k / 2, f"B {frag_k} × {bn}", size=8, ha="right")
+    canvas.text(cx + bn / 2, cy + bm + gap * 0.5,
+                f"block tile {bm} × {bn}: {warps_m} × {warps_n} warps of {wm} × {wn}, each {fm} × {fn}"
+                f" accumulators of {frag_m} × {frag_n}", size=8)
+    canvas.text(width / 2, cy + bm + gap * 1.4,
+                f"Per k-step of {frag_k}, warp 0 loads its {fm} A fragments ({frag_m} × {frag_k}) and {fn} B"
+                f" fragments ({frag_k} × {frag_n}) {what}\nand does {fm * fn} products: each A fragment serves"
+                f" {fn} accumulators, each B fragment {fm}", size=8)
+    return canvas
+
+
+def draw_06(step):
+    f = config.header_constants("common/wmma_tiles.cuh")["fragment_size"]
+    return draw_warp_tiles(step, config.step_config(step), f, f, f, "from global memory")
+
+
+def draw_08(step):
+    mma = config.header_constants("common/mma_ldmatrix_gemm.cuh")
+    return draw_warp_tiles(step, config.step_config(step), mma["mma_m"], mma["mma_n"], mma["mma_k"],
+                    "from shared memory (ldmatrix)")
+
+
+# ---- 07: the ring of stages ---------------------------------------------------------------------------
+
+def draw_07(step):
+    c = config.step_config(step)
+    stages, bm, bn, bk, pad = c["stages"], c["block_tile_m"], c["block_tile_n"], c["block_tile_k"], c["row_padding"]
+    stage_kib = (bm * (bk + pad) + bk * (bn + pad)) * 2 / 1024
+    slices = stages + 4  # the slices pictured on the time line
+    cell, label = 3.0, 9.0
+    width, height = label + stages * (cell * 2 + 1) + 14, 4 + slices * 1.6 + 5.5
+    canvas = Canvas(width, height, inches=8)
+    # The ring at iteration t = stages - 1: buffer t % stages multiplied, the others being filled.
+    t = stages - 1
+    ring_y = 1.0
+    canvas.text(0.5, ring_y + 1.0, f"the ring at slice t = {t}:", ha="left", size=8)
+    for b in range(stages):
+        x = label + b * (cell * 2 + 1)
+        computing = b == t % stages
+        slice_held = t if computing else t + (b - t % stages) % stages
+        canvas.box(x, ring_y, cell * 2, 2, face=C_COLOUR if computing else LIGHT[A_COLOUR], edge=EDGE)
+        canvas.text(x + cell, ring_y + 1, f"buffer {b}\n{'multiply' if computing else 'copy'} {slice_held}",
+                    size=7, color="white" if computing else "black")
+    x_end = label + stages * (cell * 2 + 1) - 1
+    canvas.arrow(x_end + 0.3, ring_y + 1, x_end + 2.5, ring_y + 1)
+    canvas.text(x_end + 2.8, ring_y + 1, f"slice t + {stages} refills buffer {t % stages}\nonce it is multiplied",
+                ha="left", size=7)
+    # The time line: slice s is copied during iterations s - (stages - 1) ... s - 1 and multiplied at s.
+    top = ring_y + 4
+    canvas.text(0.5, top - 0.6, "iteration →", ha="left", size=8)
+    for it in range(slices):
+        canvas.text(label + (it + 0.5) * cell, top - 0.6, str(it), size=7)
+    for s in range(slices):
+        y = top + s * 1.6
+        canvas.text(0.5, y + 0.6, f"slice {s} (buffer {s % stages})", ha="left", size=7)
+        first = max(0, s - (stages - 1))
+        if s - first > 0 or s == 0:
+            begin = first if s > 0 else 0
+            end = s if s > 0 else 0
+            if end > begin:
+                canvas.box(label + begin * cell, y, (end - begin) * cell, 1.2, face=LIGHT[A_COLOUR], edge=A_COLOUR)
+        if s < stages - 1:  # the prologue issues the first stages - 1 copies before iteration 0
+            canvas.box(label - 0.8, y, 0.8, 1.2, face=LIGHT[A_COLOUR], edge=A_COLOUR)
+        canvas.box(label + s * cell, y, cell, 1.2, face=C_COLOUR, edge=C_COLOUR)
+    bottom = top + slices * 1.6 + 0.6
+    warps = (bm // c["warp_tile_m"]) * (bn // c["warp_tile_n"])
+    canvas.box(label, bottom, cell, 1.2, face=LIGHT[A_COLOUR], edge=A_COLOUR)
+    canvas.text(label + cell + 0.5, bottom + 0.6, "cp.async copies in flight", ha="left", size=8)
+    canvas.box(label + 5 * cell, bottom, cell, 1.2, face=C_COLOUR, edge=C_COLOUR)
+    canvas.text(label + 6 * cell + 0.5, bottom + 0.6, f"multiplied by the block's {warps} warps", ha="left", size=8)
+    canvas.text(width / 2, bottom + 3.2,
+                f"{stages} stages of {bm} × {bk} of A and {bk} × {bn} of B ({stage_kib:.1f} KiB each with"
+                f" {pad} halves of padding a row):\nwhile slice t is multiplied, slices t + 1 … t + {stages - 1}"
+                f" are on their way", size=8)
+    return canvas
+
+
+# ---- 09: producer and consumers over the stages ------------------------------------------------------
+
+def draw_09(step):
+    c = config.step_config(step)
+    hopper = config.header_constants("common/hopper.cuh")
+    stages, bm, bn, bk = c["stages"], c["block_tile_m"], c["block_tile_n"], c["block_tile_k"]
+    wgmma_m, threads = hopper["wgmma_m"], hopper["warpgroup_threads"]
+    consumers = bm // wgmma_m
+    stage_kib = (bm * bk + bk * bn) * 2 / 1024
+    row_h = 3.2
+    height = max(stages * row_h, consumers * 6.2) + 6
+    width = 60
+    canvas = Canvas(width, height, inches=8)
+    # the producer warpgroup, left
+    py = (stages * row_h) / 2 - 2 + 1
+    canvas.box(1, py, 13, 5, face=LIGHT[A_COLOUR], edge=A_COLOUR, width=1.2)
+    canvas.text(7.5, py + 2.5, f"producer warpgroup\n({threads} threads: one issues\nthe copies;"
+                f" {c['producer_registers']} registers)", size=7)
+    # the stages, middle
+    for s in range(stages):
+        y = 1 + s * row_h
+        canvas.box(22, y, 14, 2.2, face=GREY, edge=EDGE)
+        canvas.text(29, y + 1.1, f"stage {s}: A {bm} × {bk}, B {bk} × {bn}", size=7)
+        canvas.box(20, y, 1.6, 1.0, face=A_COLOUR, edge="none")
+        canvas.box(20, y + 1.2, 1.6, 1.0, face=B_COLOUR, edge="none")
+        canvas.text(19.8, y + 0.5, "full", size=6, ha="right")
+        canvas.text(19.8, y + 1.7, "empty", size=6, ha="right")
+        canvas.arrow(14, py + 2.5, 20, y + 0.5, colour=A_COLOUR, width=0.8)
+    # the consumers, right
+    cy0 = (stages * row_h) / 2 - consumers * 3 + 1
+    for w in range(consumers):
+        y = cy0 + w * 6.2
+        canvas.box(44, y, 15, 5, face=LIGHT[C_COLOUR], edge=C_COLOUR, width=1.2)
+        canvas.text(51.5, y + 2.5, f"consumer warpgroup {w}\nrows {w * wgmma_m}–{(w + 1) * wgmma_m - 1} of the"
+                    f" {bm} × {bn} tile\n({c['consumer_registers']} registers)", size=7)
+        for s in range(stages):
+            canvas.arrow(36, 1 + s * row_h + 1.1, 44, y + 2.5, colour=C_COLOUR, width=0.6, style="<|-")
+    bottom = stages * row_h + 2
+    canvas.text(width / 2, bottom + 1.6,
+                f"The producer waits on empty[s], starts the TMA copies of slice t into stage s = t mod {stages}"
+                f" ({stage_kib:.0f} KiB) on full[s];\nthe copies' bytes complete full[s]. Each consumer waits"
+                f" on full[s], issues its wgmma on its {wgmma_m} rows, and arrives on empty[s] when done.",
+                size=7.5)
+    return canvas
+
+
+# ---- 10: the persistent grid's grouped order and a cluster --------------------------------------------
+
+EXAMPLE_RESIDENT_CLUSTERS = 66  # an H100's or H200's 132 SMs, one block each, in clusters of 2
+
+
+def grouped_tile(tile, tiles_m, tiles_n, group_rows):
+    """gemm_math.hpp's grouped_tile: (row, column) of the tile numbered `tile` in grouped order."""
+    per_group = group_rows * tiles_n
+    first_row = (tile // per_group) * group_rows
+    rows_in_group = min(group_rows, tiles_m - first_row)
+    in_group = tile % per_group
+    return first_row + in_group % rows_in_group, in_group // rows_in_group
+
+
+def draw_10(step):
+    c = config.step_config(step)
+    bm, bn, cluster, group = c["block_tile_m"], c["block_tile_n"], c["cluster_size"], c["group_rows"]
+    m = n = 4096
+    tiles_m, tiles_n = stream_k.ceil_div(m, bm), stream_k.ceil_div(n, bn)
+    cluster_rows = stream_k.ceil_div(tiles_m, cluster)
+    resident = EXAMPLE_RESIDENT_CLUSTERS
+    cell_w, cell_h = 2.0, 2.0 * bm * cluster / bn  # a cluster tile's shape
+    grid_w, grid_h = tiles_n * cell_w, cluster_rows * cell_h
+    right = grid_w + 6
+    width, height = right + 20, grid_h + 7
+    canvas = Canvas(width, height, inches=8.5)
+    order = {}
+    for t in range(cluster_rows * tiles_n):
+        order[grouped_tile(t, cluster_rows, tiles_n, group)] = t
+    for (r, col), t in order.items():
+        wave = t // resident
+        face = [C_COLOUR, LIGHT[C_COLOUR], "#f0f0f0", "white"][min(wave, 3)]
+        canvas.box(col * cell_w, 1 + r * cell_h, cell_w, cell_h, face=face, edge="#999999", width=0.3)
+        canvas.text(col * cell_w + cell_w / 2, 1 + r * cell_h + cell_h / 2, str(t), size=5,
+                    color="white" if wave == 0 else "black")
+    for g in range(0, cluster_rows, group):
+        canvas.box(0, 1 + g * cell_h, grid_w, min(group, cluster_rows - g) * cell_h, edge=EDGE, width=1.2)
+    canvas.text(grid_w / 2, 0.4, f"C at {m} × {n}: {cluster_rows} × {tiles_n} cluster tiles"
+                f" ({cluster} × {bm} rows × {bn} columns), numbered in grouped order", size=7.5)
+    canvas.note(0, grid_h + 2, f"Groups of {group} rows of tiles, column by column inside a group. Cluster c"
+                f" computes tiles c, c + {resident}, c + {2 * resident}, … (as on 132 SMs: {resident} clusters"
+                f" resident; dark green: the first {resident} tiles, light: the next {resident}). The tiles"
+                f" resident at one time share a few rows of A and columns of B in L2.", 95, size=7.5)
+    # one cluster: its blocks stacked, B's slice shared
+    x0, y0 = right, 6
+    block_w, block_h = 16, 16 * bm / bn
+    canvas.box(x0, y0 - 4.5, block_w, 3, face=B_COLOUR, edge=EDGE)
+    canvas.ax.plot([x0 + block_w / 2] * 2, [y0 - 4.5, y0 - 1.5], color="white", linewidth=1.5)
+    canvas.text(x0 + block_w / 2, y0 - 5.2, f"B slice {c['block_tile_k']} × {bn}", size=7, va="bottom")
+    for b in range(cluster):
+        y = y0 + b * (block_h + 0.6)
+        canvas.box(x0, y, block_w, block_h, face=LIGHT[C_COLOUR], edge=C_COLOUR, width=1.2)
+        canvas.text(x0 + block_w / 2, y + block_h / 2, f"block {b}: {bm} × {bn}\nits own A slice", size=7)
+    half = block_w / cluster
+    for b in range(cluster):
+        for target in range(cluster):
+            canvas.arrow(x0 + (b + 0.5) * half, y0 - 1.5, x0 + block_w / 2 + (target - 0.5) * 3,
+                         y0 + target * (block_h + 0.6) + 0.3, colour=B_COLOUR, width=0.7)
+    canvas.text(x0 + block_w / 2, y0 + cluster * (block_h + 0.6) + 1.8,
+                f"a cluster of {cluster}: each block copies\n1/{cluster} of B's slice, multicast into both",
+                size=7)
+    return canvas
+
+
+# ---- 11: the stream-K schedule ------------------------------------------------------------------------
+
+STREAM_K_EXAMPLE = (3072, 3072, 3072)  # 11's README's example: 2 waves of 66 cluster tiles and 12 more
+
+
+def draw_11(step):
+    c = config.step_config(step)
+    m, n, k = STREAM_K_EXAMPLE
+    resident = EXAMPLE_RESIDENT_CLUSTERS
+    plans = [("data-parallel (10)", stream_k.plan_shape(dict(c, decomposition="data_parallel"), m, n, k, resident)),
+             (f"{c['decomposition']} (11's Config)", stream_k.plan_shape(c, m, n, k, resident))]
+    k_tiles = plans[0][1].k_tiles
+    longest = max(sum(e - b for _, b, e, _ in s.walk(w)) for _, s in plans for w in range(s.workers))
+    scale = 60 / longest
+    row = 0.36
+    label = 7
+    panel = resident * row + 6
+    width, height = label + longest * scale + 8, 2 * panel + 2
+    canvas = Canvas(width, height, inches=8)
+    for p, (name, s) in enumerate(plans):
+        top = 2.5 + p * panel
+        canvas.text(label, top - 1.2, f"{name}: {s.tiles} tiles of {s.k_tiles} slices on {resident} clusters", ha="left",
+                    size=8, weight="bold")
+        for w in range(resident):
+            x = label
+            for tile, kb, ke, unit in s.walk(w) if w < s.workers else []:
+                length = (ke - kb) * scale
+                if unit < 0:
+                    wave = (tile - s.sk_tiles) // resident
+                    face = [C_COLOUR, "#8cc29a", "#b9dcc2"][wave % 3]
+                else:
+                    face = MARK
+                canvas.box(x, top + w * row, length, row, face=face, edge="white", width=0.2)
+                x += length
+        for tick in range(0, longest + 1, k_tiles):
+            canvas.ax.plot([label + tick * scale] * 2, [top, top + resident * row], color="#888888",
+                           linewidth=0.4, linestyle=":")
+        canvas.text(label - 0.5, top + resident * row / 2, f"cluster\n0 … {resident - 1}", ha="right", size=7)
+        finish = max(sum(e - b for _, b, e, _ in s.walk(w)) for w in range(s.workers))
+        canvas.text(label + finish * scale + 0.3, top + resident * row / 2, f"{finish}\nslices", ha="left", size=7)
+        if s.split:
+            canvas.text(label + 1, top + resident * row + 1.3,
+                        f"red: tiles 0–{s.sk_tiles - 1} in {s.split} aligned parts of"
+                        f" {s.begin(1) - s.begin(0)} or {s.begin(s.split) - s.begin(s.split - 1)} slices"
+                        f" ({s.units} units), then {s.tiles - s.sk_tiles} whole tiles: {(s.tiles - s.sk_tiles) // resident}"
+                        f" waves", ha="left", size=7)
+        else:
+            canvas.text(label + 1, top + resident * row + 1.3,
+                        f"whole tiles only: the last wave keeps {s.tiles % resident} clusters busy for {k_tiles}"
+                        f" slices while {resident - s.tiles % resident} wait", ha="left", size=7)
+    canvas.text(width / 2, height - 0.5, f"time in k-slices →  ({m} × {n} × {k}, {c['block_tile_m']} × "
+                f"{c['block_tile_n']} tiles in clusters of {c['cluster_size']}, fixup_slices = {c['fixup_slices']})",
+                size=7.5)
+    return canvas
+
+
+# ---- 12: the swap --------------------------------------------------------------------------------------
+
+SWAP_EXAMPLE_M = 16  # 12's run command: --m 16
+
+
+def draw_12(step):
+    c = config.step_config(step)
+    before = config.step_config("11_stream_k")  # the tile 12 replaces for few rows
+    hopper = config.header_constants("common/hopper.cuh")
+    wgmma_m = hopper["wgmma_m"]
+    m = SWAP_EXAMPLE_M
+    width_n = config.swap_width(m)
+    bm11, bn11, bn = before["block_tile_m"], before["block_tile_n"], c["block_tile_n"]
+    s = 0.12  # drawing units per row or column of C
+    x0, y0, x1 = 1, 3.5, 6 + bn11 * s
+    tall = max(bm11, bn) * s
+    width, height = x1 + 30, y0 + tall + 7
+    canvas = Canvas(width, height, inches=8)
+    # left: 11's tile of C = A·B, M rows of it real
+    canvas.text(x0 + bn11 * s / 2, y0 - 2, f"C = A·B in 11's {bm11} × {bn11} tile", size=8, weight="bold")
+    for w in range(bm11 // wgmma_m):
+        canvas.box(x0, y0 + w * wgmma_m * s, bn11 * s, wgmma_m * s, face="white", edge=EDGE, linestyle="--")
+        canvas.text(x0 + bn11 * s / 2, y0 + (w + 0.75) * wgmma_m * s, f"consumer warpgroup {w}: wgmma m{wgmma_m}",
+                    size=7, color="#666666")
+    canvas.box(x0, y0, bn11 * s, m * s, face=C_COLOUR, edge=C_COLOUR)
+    canvas.text(x0 + bn11 * s / 2, y0 + m * s / 2, f"the {m} rows of C", size=7, color="white")
+    canvas.note(x0, y0 + tall + 1, f"M = {m}: {bm11 - m} of the tile's {bm11} rows multiply rows that do not"
+                f" exist; {m} of {bm11} = {100 * m / bm11:.1f}% of the tensor cores' work is used.", 60, size=7.5)
+    # right: 12's tile of Cᵀ = Bᵀ·Aᵀ, M as the wgmma's n
+    canvas.text(x1 + 12, y0 - 2, "Cᵀ = Bᵀ·Aᵀ in 12's tile", size=8, weight="bold")
+    for w in range(bn // wgmma_m):
+        y = y0 + w * wgmma_m * s
+        canvas.box(x1, y, width_n * s, wgmma_m * s, face=WARP_COLOURS[w], edge=EDGE)
+        canvas.text(x1 + width_n * s + 0.6, y + wgmma_m * s / 2,
+                    f"consumer warpgroup {w}: columns {w * wgmma_m}–{(w + 1) * wgmma_m - 1} of C,\n"
+                    f"one wgmma m{wgmma_m}n{width_n}k16 per k-step", ha="left", size=7)
+    canvas.text(x1 + width_n * s / 2, y0 - 0.5, f"{width_n}", size=7)
+    widths = ", ".join(str(w) for _, w in config.swap_widths()[0])
+    canvas.note(x1, y0 + tall + 1, f"{bn} columns of C × a width of {width_n}: with_width picks the narrowest"
+                f" of {widths} that holds M. B's slices ({c['block_tile_k']} × {bn}) become the wgmma's"
+                f" {wgmma_m}-row operand, A's {m} rows its n: no row wasted.", 55, size=7.5)
+    return canvas
+
+
+# ---- all of them ---------------------------------------------------------------------------------------
+
+PICTURES_DRAWN = {
+    "01_naive": draw_01, "02_block_tiling": draw_02, "03_thread_coarsening": draw_03,
+    "04_outer_product": draw_04, "05_wmma": draw_05, "06_multiwarp_wmma": draw_06,
+    "07_async_pipeline": draw_07, "08_mma_ldmatrix": draw_08, "09_wgmma_tma": draw_09,
+    "10_persistent_clusters": draw_10, "11_stream_k": draw_11, "12_swap_ab": draw_12,
+}
+
+
+def draw_all(out):
+    """Draws every picture into the folder out; returns the paths written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for step, draw in PICTURES_DRAWN.items():
+        draw(step).save(out / f"{step}.svg")
+    return [out / f"{step}.svg" for step in PICTURES_DRAWN]
+
+
+def differing(committed=PICTURES):
+    """The committed pictures that differ from a redraw (or are missing), by name."""
+    with tempfile.TemporaryDirectory() as folder:
+        drawn = draw_all(folder)
+        return [path.name for path in drawn
+                if not (Path(committed) / path.name).exists() or not filecmp.cmp(path, Path(committed) / path.name,
+                                                                                  shallow=False)]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=PICTURES, help="folder to draw into (default docs/pictures)")
+    parser.add_argument("--check", action="store_true", help="redraw into a temporary folder and compare")
+    args = parser.parse_args(argv)
+    try:
+        matplotlib_modules()
+    except ImportError:
+        print("draw.py needs matplotlib: python3 -m pip install -r plots/requirements.txt -c plots/constraints.txt",
+              file=sys.stderr)
+        return 2
+    if args.check:
+        stale = differing(args.out)
+        for name in stale:
+            print(f"{args.out / name}: differs from its redraw (python3 plots/pictures/draw.py)")
+        return 1 if stale else 0
+    for path in draw_all(args.out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
