@@ -2,7 +2,7 @@
 that the step executables and peers.py append (results_csv's columns); the arithmetic of its summary
 (geometric mean and minimum of % of cuBLAS per category and engine, the worst shapes, how often a
 step's model is within 5% of its best of menu); and peers.csv, the same rows for the worklog's
-table. Its Markdown (shapes.md, README.md's "Shapes" tables) is shape_tables.py's. Standard library only.
+table. Its Markdown (shapes.md, docs/results.md's "Shapes" tables) is shape_tables.py's. Standard library only.
 """
 import statistics
 

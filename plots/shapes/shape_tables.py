@@ -1,4 +1,4 @@
-"""The Markdown of the shapes run: the per-category table of README.md's "Shapes" section and its
+"""The Markdown of the shapes run: the per-category table of docs/results.md's "Shapes" section and its
 memory-bound rows (generated blocks), and shapes.md, with the worst shapes per step and cuBLAS's own
 kernel per shape beside them (cublas_picks.csv). The arithmetic is shape_results.py's. Standard
 library only.
