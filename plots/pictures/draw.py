@@ -521,22 +521,24 @@ def draw_12(step):
     wgmma_m = hopper["wgmma_m"]
     m = SWAP_EXAMPLE_M
     width_n = config.swap_width(m)
-    bm11, bn11, bn = before["block_tile_m"], before["block_tile_n"], c["block_tile_n"]
-    s = 0.12  # drawing units per row or column of C
+    rows11, bm11, bn11, bn = (before["cluster_size"] * before["block_tile_m"], before["block_tile_m"],
+                              before["block_tile_n"], c["block_tile_n"])
+    s = 0.1  # drawing units per row or column of C
     x0, y0, x1 = 1, 3.5, 6 + bn11 * s
-    tall = max(bm11, bn) * s
-    width, height = x1 + 30, y0 + tall + 7
+    tall = max(rows11, bn) * s
+    width, height = x1 + 30, y0 + tall + 4
     canvas = Canvas(width, height, inches=8)
-    # left: 11's tile of C = A·B, M rows of it real
-    canvas.text(x0 + bn11 * s / 2, y0 - 2, f"C = A·B in 11's {bm11} × {bn11} tile", size=8, weight="bold")
-    for w in range(bm11 // wgmma_m):
+    # left: 11's cluster tile of C = A·B, M rows of it real
+    canvas.text(x0 + bn11 * s / 2, y0 - 2, f"C = A·B in 11's cluster tile, {rows11} × {bn11}", size=8, weight="bold")
+    for w in range(rows11 // wgmma_m):
         canvas.box(x0, y0 + w * wgmma_m * s, bn11 * s, wgmma_m * s, face="white", edge=EDGE, linestyle="--")
-        canvas.text(x0 + bn11 * s / 2, y0 + (w + 0.75) * wgmma_m * s, f"consumer warpgroup {w}: wgmma m{wgmma_m}",
+        canvas.text(x0 + bn11 * s / 2, y0 + (w + 0.7) * wgmma_m * s,
+                    f"block {w * wgmma_m // bm11}, consumer warpgroup {w % (bm11 // wgmma_m)}: wgmma m{wgmma_m}",
                     size=7, color="#666666")
     canvas.box(x0, y0, bn11 * s, m * s, face=C_COLOUR, edge=C_COLOUR)
     canvas.text(x0 + bn11 * s / 2, y0 + m * s / 2, f"the {m} rows of C", size=7, color="white")
-    canvas.note(x0, y0 + tall + 1, f"M = {m}: {bm11 - m} of the tile's {bm11} rows multiply rows that do not"
-                f" exist; {m} of {bm11} = {100 * m / bm11:.1f}% of the tensor cores' work is used.", 60, size=7.5)
+    canvas.note(x0, y0 + tall + 0.8, f"M = {m}: {rows11 - m} of the tile's {rows11} rows multiply rows that do"
+                f" not exist; {m} / {rows11} of the tensor cores' work is used.", 60, size=7.5)
     # right: 12's tile of Cᵀ = Bᵀ·Aᵀ, M as the wgmma's n
     canvas.text(x1 + 12, y0 - 2, "Cᵀ = Bᵀ·Aᵀ in 12's tile", size=8, weight="bold")
     for w in range(bn // wgmma_m):
@@ -546,10 +548,11 @@ def draw_12(step):
                     f"consumer warpgroup {w}: columns {w * wgmma_m}–{(w + 1) * wgmma_m - 1} of C,\n"
                     f"one wgmma m{wgmma_m}n{width_n}k16 per k-step", ha="left", size=7)
     canvas.text(x1 + width_n * s / 2, y0 - 0.5, f"{width_n}", size=7)
-    widths = ", ".join(str(w) for _, w in config.swap_widths()[0])
-    canvas.note(x1, y0 + tall + 1, f"{bn} columns of C × a width of {width_n}: with_width picks the narrowest"
+    bounded, widest = config.swap_widths()
+    widths = ", ".join(str(w) for _, w in bounded) + f" and {widest}"
+    canvas.note(x1, y0 + bn * s + 0.8, f"{bn} columns of C × a width of {width_n}: with_width picks the narrowest"
                 f" of {widths} that holds M. B's slices ({c['block_tile_k']} × {bn}) become the wgmma's"
-                f" {wgmma_m}-row operand, A's {m} rows its n: no row wasted.", 55, size=7.5)
+                f" {wgmma_m}-row operand, A's {m} rows its n: no row wasted beyond that rounding.", 55, size=7.5)
     return canvas
 
 
