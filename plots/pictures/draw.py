@@ -366,11 +366,11 @@ def draw_09(step):
         y = 1 + s * row_h
         canvas.box(22, y, 14, 2.2, face=GREY, edge=EDGE)
         canvas.text(29, y + 1.1, f"stage {s}: A {bm} × {bk}, B {bk} × {bn}", size=7)
-        canvas.box(20, y, 1.6, 1.0, face=A_COLOUR, edge="none")
-        canvas.box(20, y + 1.2, 1.6, 1.0, face=B_COLOUR, edge="none")
-        canvas.text(19.8, y + 0.5, "full", size=6, ha="right")
-        canvas.text(19.8, y + 1.7, "empty", size=6, ha="right")
-        canvas.arrow(14, py + 2.5, 20, y + 0.5, colour=A_COLOUR, width=0.8)
+        canvas.box(18.4, y, 3.2, 1.0, face=A_COLOUR, edge="none")
+        canvas.box(18.4, y + 1.2, 3.2, 1.0, face=B_COLOUR, edge="none")
+        canvas.text(20, y + 0.5, f"full[{s}]", size=6, color="white")
+        canvas.text(20, y + 1.7, f"empty[{s}]", size=6, color="white")
+        canvas.arrow(14, py + 2.5, 18.3, y + 1.1, colour=A_COLOUR, width=0.8)
     # the consumers, right
     cy0 = (stages * row_h) / 2 - consumers * 3 + 1
     for w in range(consumers):
