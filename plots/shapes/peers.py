@@ -405,7 +405,7 @@ def run(args, shapes):
         header = False
         with open(args.csv, "a", encoding="utf-8") as out:
             if out.tell() == 0:
-                out.write(",".join(COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS) + "\n")
+                out.write(",".join(COLUMNS + CHECK_COLUMNS + TIMING_COLUMNS + SPREAD_COLUMNS + CODE_COLUMNS) + "\n")
             out.write(csv_row(info, name, note, engine.precision, shape, ms, cublas_ms, max_err, ratio, status, bad,
                               args.timing, timer.clocks))
         if not ok:
