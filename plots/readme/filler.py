@@ -207,7 +207,7 @@ def render_block(name, results, options="", readme=None):
         source = spec["csv"]
         rows = views.VIEWS[source[5:]](results, **values) if source.startswith("view:") else results.rows(source)
         body = table.render(spec, rows or [], values, lambda mine: earlier_mark(mine, results, readme))
-    sources = ", ".join(f"plots/results/{s}" for s in spec["sources"])
+    sources = ", ".join(f"plots/results/{table._fill(s, values)}" for s in spec["sources"])
     return f"{NOTE.format(sources)}\n\n{body.rstrip()}\n\n"
 
 

@@ -154,4 +154,5 @@ def render(spec, rows, values, marker=None):
         if marker and cells:
             cells[0] = f"{cells[0]}{marker(mine)}"
         table.append(cells)
-    return _fill(spec.get("caption", ""), names) + "\n\n" + markdown_table(header, align, table)
+    caption = _fill(spec.get("caption", ""), names)
+    return (caption + "\n\n" if caption else "") + markdown_table(header, align, table)

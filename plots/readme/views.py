@@ -316,7 +316,47 @@ def timing_validation(results, **_):
             for r in rows]
 
 
-VIEWS = {"speedups": speedups, "ladder": ladder, "counters": counters, "experiments": experiments,
+def _shape_list(value):
+    """[(m, n, k)] of a comma-separated list of MxNxK words; Missing for one that is not."""
+    shapes = []
+    for word in _words(value):
+        parts = word.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise Missing(f"shapes=: '{word}' is not MxNxK")
+        shapes.append(tuple(int(p) for p in parts))
+    if not shapes:
+        raise Missing("shapes= names no shape")
+    return shapes
+
+
+def compare(results, csv, steps, shapes, **_):
+    """The rows of csv= of the steps of steps= (STEP or STEP/VARIANT, in that order) on the shapes
+    of shapes= (MxNxK, in that order), each with `shape` ("M × N × K"), `order` (its shape's place),
+    `label` (the step's number, or its variant's name) and `rank` (its step's place): what the
+    `compare` table pivots into a column group per step."""
+    wanted, places = _words(steps), _shape_list(shapes)
+    if not wanted:
+        raise Missing("steps= names no step")
+    rows = results.rows(csv)
+    if rows is None:
+        raise Missing(f"no {csv}")
+    out = []
+    for r in rows:
+        size = (int(r["m"]), int(r["n"]), int(r["k"]))
+        if r["step"] in wanted and size in places:
+            step, _, variant = r["step"].partition("/")
+            number = step[:2] if STEP_NAME.match(step) else step  # cuBLAS keeps its name
+            out.append({**r, "shape": " × ".join(map(str, size)), "order": places.index(size),
+                        "rank": wanted.index(r["step"]),
+                        "label": f"{number}, {variant.replace('_', ' ')}" if variant else number})
+    missing = [f"{s} at {'x'.join(map(str, size))}" for s in wanted for size in places
+               if not any(o["step"] == s and o["order"] == places.index(size) for o in out)]
+    if missing:
+        raise Missing(f"{csv} has no rows of {', '.join(missing)}")
+    return sorted(out, key=lambda o: (o["rank"], o["order"]))
+
+
+VIEWS = {"speedups": speedups, "compare": compare, "ladder": ladder, "counters": counters, "experiments": experiments,
          "variants": variants, "timing_validation": timing_validation}
 
 # Tables the reports also write into the results folder, quoted as they write them.

@@ -65,6 +65,17 @@ class MarksTest(unittest.TestCase):
         self.assertIn("<sup>[‡ 2026-11-21](../docs/figures.md#measured-on-earlier-code)</sup> |", text)
         self.assertNotIn("‡", filler.render_block("measured/01_naive", self.results, "", self.readme))
 
+    def test_the_compare_table_pivots_a_column_group_per_step_and_marks_a_shape_of_earlier_code(self):
+        options = "csv=worklog.csv steps=01_naive,02_block_tiling shapes=64x64x64"
+        text = filler.render_block("compare", self.results, options, self.readme)
+        self.assertIn("| shape | 01: µs | 01: % of cuBLAS | 02: µs | 02: % of cuBLAS |", text)
+        self.assertIn("| 64 × 64 × 64<sup>[‡ 2026-11-21](../docs/figures.md#measured-on-earlier-code)</sup> | "
+                      "2000.0 | 50% | 1000.0 | 50% |", text)  # ms in µs
+        self.assertTrue(text.startswith("<!-- written by plots/readme/filler.py from plots/results/worklog.csv;"))
+        with self.assertRaises(filler.BlockError):
+            filler.rewritten(f"<!-- BEGIN generated: compare {options.replace('64x64x64', '65x64x64')} -->\n"
+                             "<!-- END generated: compare -->\n", self.results, str(self.readme))
+
     def test_rows_of_no_step_of_ours_and_pinned_commits(self):
         self.assertIsNone(codes.earlier({"step": "cuBLAS", "timestamp": "2026-11-20"}, self.codes))
         self.assertIsNone(codes.earlier({"engine": "torch.matmul", "code": ""}, self.codes))
