@@ -81,8 +81,9 @@ class GenericTableTest(unittest.TestCase):
                              "sort": ["n"], "caption": "", "columns": [{"header": "N", "text": "{n}"}],
                              "pivot": "kernel", "repeat": [{"header": "{kernel} on {gpu}", "column": "value",
                                                             "agg": "max", "format": ".1f"}]}, ROWS, {})
-        self.assertEqual(text.splitlines()[2:], ["| N | a_one on H100 | c_three on H100 |", "|--:|--:|--:|",
-                                                 "| 128 | — | 12.0 |", "| 4096 | 700.2 | — |"])
+        # No caption, no blank line above the table: the page's own sentence introduces it.
+        self.assertEqual(text.splitlines(), ["| N | a_one on H100 | c_three on H100 |", "|--:|--:|--:|",
+                                             "| 128 | — | 12.0 |", "| 4096 | 700.2 | — |"])
 
     def test_what_it_cannot_make_is_missing_with_the_reason(self):
         for bad, message in ((spec(where={"kernel": "z"}), "x.csv has no rows with kernel=z"),
@@ -130,7 +131,10 @@ class TableNamedByAMarkerTest(unittest.TestCase):
         from readme import views
         for name, spec in tables.TABLES.items():
             with self.subTest(table=name):
-                self.assertTrue(spec["sources"] and all(s.endswith(".csv") for s in spec["sources"]))
+                # A CSV, or the block's option that names one (compare's csv=).
+                self.assertTrue(spec["sources"] and all(s.endswith(".csv") or s == "{csv}" for s in spec["sources"]))
+                if "{csv}" in spec["sources"]:
+                    self.assertIs(spec["options"].get("csv"), tables.REQUIRED)
                 if "markdown" in spec:
                     self.assertIn(spec["markdown"], views.MARKDOWN)
                 elif spec["csv"].startswith("view:"):
