@@ -5,6 +5,9 @@ reads it), into docs/pictures/NN_name.svg: change a tile size, redraw, and the p
   python3 plots/pictures/draw.py --out DIR    # ... into DIR
   python3 plots/pictures/draw.py --check      # exit 1 when a committed picture differs from its redraw
 
+Exit codes (common/exit_codes.hpp): 0 drawn, or every picture as committed (--check); 1 a picture
+differs (--check); 6 no matplotlib here.
+
 The SVGs are deterministic for one matplotlib (plots/constraints.txt's): fixed hash salt, no date,
 text as text, DejaVu Sans (matplotlib's own font). Needs matplotlib; config.py and stream_k.py do not.
 """
@@ -16,6 +19,8 @@ import textwrap
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # plots/: its folders import as folder.module
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 from pictures import config  # noqa: E402
 from pictures import stream_k  # noqa: E402
 
@@ -594,15 +599,15 @@ def main(argv=None):
     except ImportError:
         print("draw.py needs matplotlib: python3 -m pip install -r plots/requirements.txt -c plots/constraints.txt",
               file=sys.stderr)
-        return 2
+        return exit_codes.EXIT_TOOL_MISSING
     if args.check:
         stale = differing(args.out)
         for name in stale:
             print(f"{args.out / name}: differs from its redraw (python3 plots/pictures/draw.py)")
-        return 1 if stale else 0
+        return exit_codes.EXIT_CHECK_FAILED if stale else exit_codes.EXIT_OK
     for path in draw_all(args.out):
         print(path)
-    return 0
+    return exit_codes.EXIT_OK
 
 
 if __name__ == "__main__":
