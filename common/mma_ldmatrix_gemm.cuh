@@ -181,6 +181,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
   }
   // LAB END
 
+  // EXCERPT BEGIN fragments_and_products
   // Stage 2a, fragments: k-step s of the slice in buffer `stage`, from shared memory into f.
   using WarpFragments = Fragments<fragments_m, fragments_n>;
   auto load_fragments = [&](WarpFragments& f, int stage, int s) {
@@ -213,6 +214,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads) mma_ldmatrix_gemm(Gem
       }
     // LAB END
   };
+  // EXCERPT END fragments_and_products
 
   // The pipeline: 07's ring of cp.async stages (see its kernel.cu for the counting), with the
   // k-steps of a slice unrolled so that fragments for k-step s+1 load while k-step s multiplies.
