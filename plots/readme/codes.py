@@ -7,6 +7,7 @@ NN_name@commit was measured on that commit on purpose), measured earlier code: t
 every figure quoted from it (docs/figures.md). Rows of cuBLAS, torch or Triton, and of files that
 name no step, are bound to no code of ours. Needs only the Python standard library.
 """
+import os
 import re
 import sys
 from pathlib import Path
@@ -66,12 +67,7 @@ def earliest(rows, codes):
 def mark(date, readme, root):
     """The mark after a figure measured on earlier code: a superscript "‡ DATE" linking the page that
     explains it, relative to the README that shows it."""
-    target = Path(root).resolve() / PAGE
-    try:
-        link = Path(target).relative_to(Path(readme).resolve().parent).as_posix()
-    except ValueError:
-        import os
-        link = Path(os.path.relpath(target, Path(readme).resolve().parent)).as_posix()
+    link = Path(os.path.relpath(Path(root).resolve() / PAGE, Path(readme).resolve().parent)).as_posix()
     return f"<sup>[‡ {date}]({link}#{ANCHOR})</sup>"
 
 
