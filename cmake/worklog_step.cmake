@@ -31,7 +31,7 @@ endfunction()
 # EXTRA: more programs that ship with the step, each built from <directory>/<name>.cu into the
 # executable <directory>_<name> (a microbenchmark, say); they are not steps.
 # TOOL: likewise, but linked with the step's kernel and its fallbacks, to drive the step's own
-# launchers (14's calibration).
+# launchers (15's calibration).
 # The steps, in order, are collected in the global property WORKLOG_STEPS; every executable they
 # ship (the steps and their EXTRA and TOOL programs) in WORKLOG_EXECUTABLES (cli.help runs each with --help).
 function(add_worklog_step step)

@@ -18,7 +18,7 @@ namespace worklog {
 // older than the runtime, no GPU; no_device.hpp), or nothing when there is one; *device_count, when
 // given, is set to the number of devices.
 std::optional<Failure> no_cuda_device(int* device_count = nullptr);
-// For the extra programs a step ships (08's mma_peak, 12's dram_copy, 14's calibrate): their name as
+// For the extra programs a step ships (08's mma_peak, 13's dram_copy, 15's calibrate): their name as
 // invoked (argv[0] without its folder, `fallback` without one), for their messages...
 std::string program_name(int argc, char** argv, const char* fallback);
 // ...and, when no CUDA device can be used, "<program>: error: <why>" on stderr and the exit code to

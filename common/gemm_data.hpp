@@ -28,7 +28,7 @@ struct CheckResult {
 
 // Seeded values uniform in [-scale, scale) into `count` packed FP16 elements: the generator of
 // GemmData's inputs (independent streams of one seed, the same values whatever the GPU), for tools
-// that build inputs of their own (12's chain of layers). On the default stream.
+// that build inputs of their own (13's chain of layers). On the default stream.
 void fill_uniform(__half* x, long long count, std::uint64_t seed, std::uint64_t stream, float scale);
 
 // Seeded random A and B, the initial C (random, or NaN to prove that beta == 0 does not read it),

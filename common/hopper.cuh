@@ -383,8 +383,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
 // D(64×n, FP32) += A(64×16, FP16) · B(16×n, FP16) for n any multiple of 8 from 8 to 256, both from
 // shared memory, each operand K-major (its rows, or columns, contiguous in k) or MN-major
 // ("transposed": contiguous in m or n), which the instruction takes as two immediates. d holds n/2
-// floats per thread, laid out as wgmma_m64n256k16's first n/2. Step 12 reads A MN-major and B K-major
-// (Cᵀ = Bᵀ·Aᵀ from row-major B and A), at widths that follow M; step 14 reads them as 09 to 11 do (A
+// floats per thread, laid out as wgmma_m64n256k16's first n/2. Step 13 reads A MN-major and B K-major
+// (Cᵀ = Bᵀ·Aᵀ from row-major B and A), at widths that follow M; step 15 reads them as 09 to 11 do (A
 // K-major, B MN-major) at every width of its menu.
 template <int n, int a_mn_major, int b_mn_major>
 __device__ __forceinline__ void wgmma_m64nk16(float (&d)[n / 2], std::uint64_t a_descriptor,
@@ -458,7 +458,7 @@ __device__ __forceinline__ void wgmma_m64nk16(float (&d)[n / 2], std::uint64_t a
 #undef WORKLOG_WGMMA_CASE
 #undef WORKLOG_WGMMA_D4
 
-// Step 12's operand orders: A MN-major, B K-major.
+// Step 13's operand orders: A MN-major, B K-major.
 template <int n>
 __device__ __forceinline__ void wgmma_m64nk16_a_mn_major(float (&d)[n / 2], std::uint64_t a_descriptor,
                                                          std::uint64_t b_descriptor) {

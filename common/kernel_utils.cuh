@@ -69,7 +69,7 @@ __device__ __forceinline__ void store_c(float* c, float acc, float alpha, float 
   *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 // The same, stored with the evict-first hint (st.global.cs), for a C that the kernel writes once and
-// does not read again (14's write of C for tiny K): L2 may evict its lines first.
+// does not read again (15's write of C for tiny K): L2 may evict its lines first.
 __device__ __forceinline__ void store_c_streamed(float* c, float acc, float alpha, float beta) {
   __stcs(c, beta == 0.0f ? alpha * acc : alpha * acc + beta * *c);
 }
@@ -110,7 +110,7 @@ int resident_blocks(int threads, int shared_bytes) {
 }
 
 // The configuration of a launch by cudaLaunchKernelEx, for what <<<...>>> cannot say: clusters (10
-// to 14) and programmatic dependent launch (12's chain of layers). It holds the attributes its
+// to 14) and programmatic dependent launch (13's chain of layers). It holds the attributes its
 // cudaLaunchConfig_t points to, so it is never copied.
 class LaunchConfig {
  public:

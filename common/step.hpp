@@ -187,7 +187,7 @@ const RegisteredStep* find_step(const std::string& name);
 // its precision, the compute capabilities it runs on, its reuse tile, and its variants in their order
 // of registration, each with its name (after the step's), description and reuse tile. The tooling
 // (plots/registrations.py, docs/check_docs.py) reads this instead of the C++ source, so that a
-// registration built in a loop (14's menu) is listed like one written out.
+// registration built in a loop (15's menu) is listed like one written out.
 std::string registration_json(const RegisteredStep& step);
 
 template <class Input>

@@ -1,5 +1,5 @@
-// The command lines of the programs a step ships beside its executable (12's dram_copy and chain,
-// 14's calibrate): their numbers and shapes, their refusals and their errors, worded and coded the
+// The command lines of the programs a step ships beside its executable (13's dram_copy and chain,
+// 15's calibrate): their numbers and shapes, their refusals and their errors, worded and coded the
 // same way in each (exit codes: exit_codes.hpp). Host code only.
 #pragma once
 

@@ -15,7 +15,7 @@ In each:
 - every repository path written in code (inline `code` or a fenced block): a word with a slash whose
   first component is a file or folder of the repository root, or of the Markdown file's own folder
   (so `plots/results/shapes.csv`, `common/hopper.cuh`), or a step's
-  folder name (`12_swap_ab/kernel.cu`); it must exist. Paths under `build/` are what a build writes
+  folder name (`13_swap_ab/kernel.cu`); it must exist. Paths under `build/` are what a build writes
   and are not checked, nor are words with placeholders (`<step>`, `*`, `…`, `NN_name`) or paths that
   leave the repository (`../elsewhere/`).
 

@@ -1,5 +1,5 @@
-// The calibration of a menu: the price of each entry on this GPU, for a model like 14's
-// (common/sm90/tile_per_shape.cu). A step's calibrate tool (calibrate_14.cu, calibrate_15.cu) calls
+// The calibration of a menu: the price of each entry on this GPU, for a model like 15's
+// (common/sm90/tile_per_shape.cu). A step's calibrate tool (calibrate_15.cu, calibrate_16.cu) calls
 // calibrate_main with its menu. For each
 // entry it times a few shapes made to fill the entry's own resident clusters (one wave at K = 128,
 // one, two and three at K = 512 and 4096, a wave and a half at K = 2048 and 4096, whose last half
@@ -41,7 +41,7 @@ namespace worklog::calibration {
 
 // The menu a tool calibrates, and the step's own model over it.
 struct Menu {
-  const char* step;              // "step 14", in messages
+  const char* step;              // "step 15", in messages
   const char* calibration_file;  // where its prices live, for --help
   const std::vector<tile_per_shape::Entry>& (*entries)();
   std::size_t (*pick)(Shape shape, Strides strides);  // the model's pick among entries()
@@ -131,7 +131,7 @@ Costs fit(const std::vector<Sample>& samples) {
       b[i] += f[i] * s.us;
     }
   }
-  // A term no sample has (an entry whose fixups are never shared: 12's swap kernel) is priced 0.
+  // A term no sample has (an entry whose fixups are never shared: 13's swap kernel) is priced 0.
   for (int i = 0; i < prices; ++i)
     if (a[i][i] == 0.0) a[i][i] = 1.0;
   for (int c = 0; c < prices; ++c) {

@@ -5,7 +5,7 @@
 // normalization of its rows so that values neither vanish nor grow over the chain. Built as
 // build/bin/chain (tools/README.md: chain).
 //
-// Each chain is captured once in a CUDA graph and replayed: cuBLAS's GEMMs, step 12's, and step 12's
+// Each chain is captured once in a CUDA graph and replayed: cuBLAS's GEMMs, step 13's, and step 13's
 // by programmatic dependent launch (swap_ab::launch_chained), where a GEMM starts while the kernels
 // ahead of it finish, copies its first slices of weights (which no earlier kernel writes) and waits
 // only before it reads its activations. The three are timed in alternation in one process
@@ -13,8 +13,8 @@
 // bytes its GEMMs must move (weights, activations read once, outputs written once) at the read rate
 // the harness measures (measure_dram_read_rate, 4 GiB).
 //
-// The check: each of step 12's GEMMs, launched one by one, agrees with cuBLAS on its inputs within a
-// bound from K; step 12's graphs, with and without programmatic dependent launch, give bit for bit
+// The check: each of step 13's GEMMs, launched one by one, agrees with cuBLAS on its inputs within a
+// bound from K; step 13's graphs, with and without programmatic dependent launch, give bit for bit
 // the output of those layers launched one by one, and cuBLAS's graph that of its own. (The chains'
 // outputs are not compared with each other: over 4·layers GEMMs and normalizations, differences of
 // rounding grow to the size of the values.)
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(between_threads)
 
 enum class Engine { cublas, step, step_chained };
 const char* engine_name(Engine e) {
-  return e == Engine::cublas ? "cuBLAS" : e == Engine::step ? "12_swap_ab" : "12_swap_ab/chained";
+  return e == Engine::cublas ? "cuBLAS" : e == Engine::step ? "13_swap_ab" : "13_swap_ab/chained";
 }
 
 class Chain {
@@ -175,7 +175,7 @@ class Chain {
       outputs_.emplace_back(std::size_t(m) * block_gemms[g].n);
       inputs_.emplace_back(std::size_t(m) * block_gemms[g].k);
       if (swap_ab::workspace_bytes({m, block_gemms[g].n, block_gemms[g].k}, {}) != 0)
-        throw Failure{exit_check_failed, std::string("12_swap_ab needs a workspace for ") + block_gemms[g].name +
+        throw Failure{exit_check_failed, std::string("13_swap_ab needs a workspace for ") + block_gemms[g].name +
                                              ": a graph replays its launch numbers (schedule.cuh's epochs)"};
     }
     first_input_ = DeviceBuffer<__half>(std::size_t(m) * hidden);
@@ -334,8 +334,8 @@ const char usage[] =
     R"(usage: %s [--help] [--m M] [--layers L] [--iters N] [--timing cold|warm] [--check-only] [--csv FILE]
        [--timeline FILE]
 Runs the GEMMs of L transformer blocks at Llama-3-8B's sizes (default 32), M rows of activations
-(default 16, 1 to 128), in a CUDA graph: cuBLAS, step 12, and step 12 by programmatic dependent
-launch. Checks each GEMM of step 12 against cuBLAS on the same inputs, and that every graph equals
+(default 16, 1 to 128), in a CUDA graph: cuBLAS, step 13, and step 13 by programmatic dependent
+launch. Checks each GEMM of step 13 against cuBLAS on the same inputs, and that every graph equals
 its layers launched one by one, bit for bit; then (unless --check-only) times the three in alternation, N rounds
 (default 10), cold (L2 flushed before every run, the default) or warm, beside the chain's DRAM
 floor, and appends a row per chain to FILE with --csv. --timeline FILE: before the timing, one run of
@@ -390,13 +390,13 @@ int main(int argc, char** argv) {
   if (const auto refused = refuse_without_device(program)) return *refused;
   return tool::run_reporting_errors(program, [&]() -> int {
     cudaDeviceProp prop{};
-    if (const auto refused = tool::refuse_unless_hopper(program, "step 12", prop)) return *refused;
+    if (const auto refused = tool::refuse_unless_hopper(program, "step 13", prop)) return *refused;
     CublasHandle cublas;
     DeviceBuffer<unsigned char> cublas_workspace(std::size_t(32) << 20);  // cuBLAS in a graph: no allocation inside
     CUBLAS_CHECK(cublasSetWorkspace(cublas.get(), cublas_workspace.data(), cublas_workspace.size()));
     Chain chain(m, layers);
 
-    // The check. Step 12's layers one by one first, each GEMM checked against cuBLAS on the same
+    // The check. Step 13's layers one by one first, each GEMM checked against cuBLAS on the same
     // inputs: FP32 sums of FP16 products in another order differ by a few units of FP32 rounding per
     // term, far inside K·2⁻²² of the largest value (normalized inputs: values near 1); a wrong
     // element is of the order of the values. Running them also does every launch's one-time work
@@ -434,8 +434,8 @@ int main(int argc, char** argv) {
     const bool step_same = same_bits(one_by_one, outputs[1]), chained_same = same_bits(one_by_one, outputs[2]),
                cublas_same = same_bits(cublas_one_by_one, outputs[0]);
     std::printf(
-        "%s, M = %d, %d blocks (%d GEMMs): each GEMM of step 12 within %.3f of its bound from cuBLAS (the "
-        "worst: GEMM %d); step 12 one by one vs its graph %s, vs its chained graph %s; cuBLAS one by one vs "
+        "%s, M = %d, %d blocks (%d GEMMs): each GEMM of step 13 within %.3f of its bound from cuBLAS (the "
+        "worst: GEMM %d); step 13 one by one vs its graph %s, vs its chained graph %s; cuBLAS one by one vs "
         "its graph %s\n",
         prop.name, m, layers, 4 * layers, worst, worst_gemm, step_same ? "bit for bit" : "DIFFERENT",
         chained_same ? "bit for bit" : "DIFFERENT", cublas_same ? "bit for bit" : "DIFFERENT");

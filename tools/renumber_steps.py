@@ -5,11 +5,11 @@
 
 What it can do without judgment, it does (with --write; without it, it only says what it would):
 
-- moves every tracked path that holds a moved step's name (`12_swap_ab/`, `lab/tasks/12_swap_ab.md`,
-  `docs/notes/12_swap_ab.md`) to the new name, with `git mv`;
-- in every tracked text file, rewrites the moved steps' names (`12_swap_ab`, and names that start
-  with one, such as `14_tile_per_shape_calibrate` and `12_swap_ab/narrow_tiles`), the possessive of
-  a moved number ("12's") and "step 12" / "steps 12" / "Step 12".
+- moves every tracked path that holds a moved step's name (`13_swap_ab/`, `lab/tasks/13_swap_ab.md`,
+  `docs/notes/13_swap_ab.md`) to the new name, with `git mv`;
+- in every tracked text file, rewrites the moved steps' names (`13_swap_ab`, and names that start
+  with one, such as `15_tile_per_shape_calibrate` and `13_swap_ab/narrow_tiles`), the possessive of
+  a moved number ("13's") and "step 13" / "steps 13" / "Step 13".
 
 The rest needs a reader, so it lists it and changes nothing there: a moved number elsewhere in
 prose or in a comment ("12 and 13", "11–15", "from 12 on"), in code (`prices_of_step(14)`), and in
@@ -55,7 +55,7 @@ def mapping(root, first, shift):
 
 def patterns(moved, numbers):
     """The three rewrites: a moved step's name (or a name that starts with one), a moved number's
-    possessive ("12's"), and "step 12" / "steps 12"."""
+    possessive ("13's"), and "step 13" / "steps 13"."""
     names = sorted(moved, key=len, reverse=True)
     number_words = "|".join(f"{n:02d}|{n}" for n in sorted(numbers, reverse=True))
     return [

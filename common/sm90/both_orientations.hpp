@@ -1,5 +1,5 @@
-// What step 15 offers its calibrate tool and the tests: its menu (14's entries, then 12's swapped
-// tiles) and the model over it at this step's prices. Defined in 15_both_orientations/kernel.cu; the calibrate tool
+// What step 16 offers its calibrate tool and the tests: its menu (15's entries, then 13's swapped
+// tiles) and the model over it at this step's prices. Defined in 16_both_orientations/kernel.cu; the calibrate tool
 // links that step.
 #pragma once
 

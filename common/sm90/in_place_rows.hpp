@@ -1,7 +1,7 @@
 // A route of the Hopper library: few rows of A with B's rows off 16 bytes, read where they lie (no
-// padded copy). 12's swap, Cᵀ = Bᵀ·Aᵀ, on mma.sync: a block takes 128 columns of C and every row of A
-// over one part of K, staging the aligned 16-byte chunks that cover each row. Step 13's padding
-// (pad_unaligned.cuh) routes problems of up to its in_place_max_m rows here; docs/routes.md and 13's
+// padded copy). 13's swap, Cᵀ = Bᵀ·Aᵀ, on mma.sync: a block takes 128 columns of C and every row of A
+// over one part of K, staging the aligned 16-byte chunks that cover each row. Step 14's padding
+// (pad_unaligned.cuh) routes problems of up to its in_place_max_m rows here; docs/routes.md and 14's
 // README measure it.
 #pragma once
 

@@ -1,12 +1,12 @@
 // The launch of a step that routes as 14 does (tile_per_shape::route_of), over the menu and prices of
-// a model: 14's, or a later step's larger menu (15). Each problem's route is decided once, and the
+// a model: 15's, or a later step's larger menu (15). Each problem's route is decided once, and the
 // launch and its workspace read the same route:
-//   - few columns, tiny K and small problems go to their own kernels (14's and 08's);
-//   - rows TMA cannot describe are padded by 13's transform (pad_unaligned.hpp: launch_with), and the
+//   - few columns, tiny K and small problems go to their own kernels (15's and 08's);
+//   - rows TMA cannot describe are padded by 14's transform (pad_unaligned.hpp: launch_with), and the
 //     padded problem comes back here, to the menu (13 itself hands it on to 12 and then 11's one tile);
-//   - few rows go to 12's family (its width follows M), every other shape to the entry the model
+//   - few rows go to 13's family (its width follows M), every other shape to the entry the model
 //     picks (best of menu: the fastest measured in the process).
-// The workspace is the route's: the picked entry's, or 13's copies plus what the padded problem's
+// The workspace is the route's: the picked entry's, or 14's copies plus what the padded problem's
 // route needs; not the most of every route.
 #pragma once
 
@@ -29,7 +29,7 @@ namespace worklog::tile_per_shape {
 
 template <const Model& (*model)(), bool best_of_menu>
 struct Routes {
-  // A problem whose A, B and C TMA can describe (11's conditions, or 13's padded copies).
+  // A problem whose A, B and C TMA can describe (11's conditions, or 14's padded copies).
   static void launch_aligned(const GemmProblem<__half>& p, cudaStream_t stream) {
     if (p.m <= few_rows) return swap_ab::launch(p, stream);
     const Model& m = model();
@@ -66,8 +66,8 @@ struct Routes {
   }
 
   // Before there are pointers: the route of operands that start on 16 bytes. A base off 16 bytes
-  // alone, with strides TMA can describe, then finds too small a workspace for 13's copies and goes
-  // to 08's kernel (13's rule).
+  // alone, with strides TMA can describe, then finds too small a workspace for 14's copies and goes
+  // to 08's kernel (14's rule).
   static std::size_t workspace_bytes(Shape shape, Strides strides) {
     switch (route_of(shape, strides, true)) {
       case Route::pass_over_a:

@@ -1,4 +1,4 @@
-// The library's padding (pad_unaligned.hpp): pad_unaligned.cuh at step 13's configuration (PadConfig),
+// The library's padding (pad_unaligned.hpp): pad_unaligned.cuh at step 14's configuration (PadConfig),
 // compiled once for the steps that pad problems for launchers of their own (14 and 15).
 #include "sm90/pad_unaligned.cuh"
 #include "sm90/pad_unaligned.hpp"

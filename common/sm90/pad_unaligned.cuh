@@ -1,4 +1,4 @@
-// The padding transform (step 13's idea; its README teaches it): operands whose rows TMA cannot
+// The padding transform (step 14's idea; its README teaches it): operands whose rows TMA cannot
 // describe are copied once into the workspace with their leading dimension rounded up to 8, and the
 // padded problem goes to a launcher that needs TMA (the swap GEMM, or a later step's own); an
 // unaligned C is written by the swap kernel's stores or staged in a padded C and copied out; few rows
@@ -24,11 +24,11 @@ namespace worklog::pad_unaligned {
 namespace {
 
 // ---- Configuration ------------------------------------------------------------------------------
-// The knobs of the decision and of the copy kernels; 13's README derives the first two.
+// The knobs of the decision and of the copy kernels; 14's README derives the first two.
 struct PadConfig {
   static constexpr int in_place_max_m =
-      32;  // B's rows unaligned and M up to this: read in place (13's README: measured)
-  static constexpr int direct_c_max_k = 4096;   // C's rows unaligned, M > 12's swap: to this K the swap kernel writes C
+      32;  // B's rows unaligned and M up to this: read in place (14's README: measured)
+  static constexpr int direct_c_max_k = 4096;   // C's rows unaligned, M > 13's swap: to this K the swap kernel writes C
   static constexpr int copy_threads = 256;      // threads per block of the copy kernels
   static constexpr int copy_blocks_per_sm = 8;  // blocks per SM of the copy kernels (a grid-stride loop does the rest)
 };
@@ -136,14 +136,14 @@ void launch_pad_copy(const __half* source, long long rows, long long cols, long 
 // ---- The decision ---------------------------------------------------------------------------------------
 
 enum class Route {  // which path a problem takes
-  step_12,          // 12's launcher on the operands (their padded copies where unaligned): swap kernel, or 11 above
+  swap_step,          // 13's launcher on the operands (their padded copies where unaligned): swap kernel, or 11 above
   in_place,         // M ≤ in_place_max_m, B's rows unaligned: the in-place kernel reads A and B where they are
-  swap_direct_c,    // M above 12's swap, C's rows unaligned, K ≤ direct_c_max_k: 12's swap kernel writes C
-  staged_c,         // M above 12's swap, C's rows unaligned, K larger: 11 into a padded C, then copied out
+  swap_direct_c,    // M above 13's swap, C's rows unaligned, K ≤ direct_c_max_k: 13's swap kernel writes C
+  staged_c,         // M above 13's swap, C's rows unaligned, K larger: 11 into a padded C, then copied out
 };
 
 struct Padding {
-  Route route = Route::step_12;
+  Route route = Route::swap_step;
   bool pad_a = false, pad_b = false, stage_c = false;
   long long k8 = 0, n8 = 0;  // K and N rounded up to a multiple of 8: the padded copies' leading dimensions
   std::size_t a_offset = 0, b_offset = 0, c_offset = 0;    // the padded A (M × K8), B (K × N8), C (M × N8 FP32)
@@ -176,7 +176,7 @@ Padding decide_padding(Shape s, bool a_ok, bool b_ok, bool c_ok) {
 
 // The decision, then its buffers, in this order, each on a 256-byte boundary; then the workspace of the
 // path it hands over to.
-// solve_workspace: the workspace of the launcher that solves the padded problem (12's for this step).
+// solve_workspace: the workspace of the launcher that solves the padded problem (13's for this step).
 template <class Pad>
 Padding plan_padding(Shape s, Strides strides, bool a_ok, bool b_ok, bool c_ok, WorkspaceSize solve_workspace) {
   Padding d = decide_padding<Pad>(s, a_ok, b_ok, c_ok);
@@ -218,7 +218,7 @@ std::size_t padded_workspace_bytes(Shape s, Strides strides) {
 
 // ---- Launch -----------------------------------------------------------------------------------------------
 
-// solve: the launcher of the padded problem, which TMA can describe (12's for this step; a later step
+// solve: the launcher of the padded problem, which TMA can describe (13's for this step; a later step
 // hands its own: pad_unaligned.hpp), and solve_workspace its workspace.
 template <class Pad>
 void launch_padded_with(const GemmProblem<__half>& p, cudaStream_t stream, Launcher<__half> solve,
@@ -255,7 +255,7 @@ void launch_padded_with(const GemmProblem<__half>& p, cudaStream_t stream, Launc
   }
   // LAB END
   switch (d.route) {
-    case Route::step_12:
+    case Route::swap_step:
       solve(q, stream);
       break;
     case Route::swap_direct_c:

@@ -1,4 +1,4 @@
-// A route of the Hopper library, step 14's pass over A (tile_per_shape.hpp: Route::pass_over_a): few columns
+// A route of the Hopper library, step 15's pass over A (tile_per_shape.hpp: Route::pass_over_a): few columns
 // of C, K split over the GPU. Compiled in tile_per_shape.cu; docs/routes.md measures it.
 #pragma once
 
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(Thin::threads)
 }
 
 // The shapes the pass over A takes: one column, or few columns of few rows. With many rows and 2 to
-// 8 columns a thread's scalar loads of A keep too few bytes in flight, and 12's and 13's tiles, wasteful
+// 8 columns a thread's scalar loads of A keep too few bytes in flight, and 13's and 14's tiles, wasteful
 // as they are, run faster (docs/routes.md: measured).
 bool thin(Shape s) { return s.n == 1 || (s.n <= Thin::max_n && (long long)s.m * s.n <= Thin::max_rows_by_cols); }
 
@@ -154,7 +154,7 @@ void launch_thin(const GemmProblem<__half>& p, cudaStream_t stream) {
   unsigned epoch = 0;
   if (plan.parts > 1) {
     if (!p.workspace || p.workspace_bytes < plan.partial_bytes + plan.counter_bytes)
-      throw std::runtime_error("14_tile_per_shape: the few-columns path needs " +
+      throw std::runtime_error("15_tile_per_shape: the few-columns path needs " +
                                std::to_string(plan.partial_bytes + plan.counter_bytes) + " bytes of workspace");
     partials = static_cast<float*>(p.workspace);
     counters = reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(p.workspace) + plan.partial_bytes);

@@ -1,5 +1,5 @@
 // The library's stream-K GEMM (stream_k_gemm.hpp): stream_k_kernel.cuh at 128 × 256 block tiles in
-// clusters of two, the configuration step 11 teaches (11_stream_k/kernel.cu), compiled once here for
+// clusters of two, the configuration step 11 teaches (12_stream_k/kernel.cu), compiled once here for
 // every step that hands problems to it.
 #include "general_gemm.hpp"
 #include "sm90/stream_k_gemm.hpp"

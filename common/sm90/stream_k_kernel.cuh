@@ -55,7 +55,7 @@ struct Layout : Config {
       Config::stages * stage_bytes + c_staging_bytes + 2 * Config::stages * 8 + swizzle_atom_bytes;
 
   // Three or four consumers (192 or 256 rows) would leave each thread 104 to 152 registers: ptxas
-  // spills in the K loop (14's README: the menu).
+  // spills in the K loop (15's README: the menu).
   static_assert(Config::block_tile_m % wgmma_m == 0 && consumers >= 1 && consumers <= 2,
                 "block_tile_m must be 64 or 128: one or two consumer warpgroups of 64 rows");
   static_assert(Config::block_tile_n % swizzle_halves == 0 && b_boxes >= 1 && b_boxes <= 4,
@@ -214,19 +214,19 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[L::
 // copies it character by character), so a name of its own per step would be a kernel of its own.
 struct FullWait {
   static constexpr WaitSite site{
-      "11_stream_k", "consumer", "full",
+      "12_stream_k", "consumer", "full",
       "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
       "TMA boxes issued?"};
 };
 struct EmptyWait {
   static constexpr WaitSite site{
-      "11_stream_k", "producer", "empty",
+      "12_stream_k", "producer", "empty",
       "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
       "every block, as its count at init says?"};
 };
 struct FlagWait {
   static constexpr WaitSite site{
-      "11_stream_k", "consumer", "flags",
+      "12_stream_k", "consumer", "flags",
       "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
       "does every unit publish its partials before it waits for others', are all clusters resident?"};
 };

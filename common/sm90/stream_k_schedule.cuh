@@ -296,7 +296,7 @@ Plan plan_schedule(long long tiles, int k_tiles, int resident, int partials_per_
 }
 
 // Every launch that splits tiles stores a new epoch in the flags it sets, and waits for flags that
-// hold it: what any launch before it left in the workspace (11's or 12's) is never taken for this
+// hold it: what any launch before it left in the workspace (11's or 13's) is never taken for this
 // one's, and nothing is reset. One counter for the program: two launches never share a number.
 inline unsigned next_epoch() {
   static unsigned epoch = 0;
@@ -304,7 +304,7 @@ inline unsigned next_epoch() {
   return epoch;
 }
 
-// Counts one part of a tile in, for a kernel whose last part to finish adds up the others (13's
+// Counts one part of a tile in, for a kernel whose last part to finish adds up the others (14's
 // in-place kernel); true for the last of this launch. The counter holds the launch's epoch in its
 // high half and the parts counted so far in its low half, so nothing is ever reset: a part adds 1 and
 // is counted when the epoch it finds is this launch's; the first to find another (whatever an earlier
@@ -356,10 +356,10 @@ class Fixup {
   static constexpr int pieces = consumers * pieces_per_consumer;
   static constexpr int partial_float4s = float4s * warpgroup_threads;
   // The float4 loads of partials a thread keeps in flight; each batch waits one round trip to L2. A
-  // partial of fewer float4s (12's widths 8, 16 and 32: 1, 2 and 4 a thread) shares its batch with the
+  // partial of fewer float4s (13's widths 8, 16 and 32: 1, 2 and 4 a thread) shares its batch with the
   // next units' partials, 8 / float4s of them, so that a tile split over every SM is not added up one
   // unit per round trip. More loads would take registers the K loop's accumulators hold: with 32,
-  // ptxas put two of 12's kernels on the stack.
+  // ptxas put two of 13's kernels on the stack.
   static constexpr int loads_in_flight = 8;
   static_assert(float4s % piece_float4s == 0, "piece_float4s must divide a consumer's float4s");
 
@@ -460,7 +460,7 @@ class Fixup {
 #pragma unroll
           for (int i = 0; i < in_flight; ++i) add(part[i], in_flight * batch + i);
         }
-        // What is left of the float4s when in_flight does not divide them (12's swap kernel at a
+        // What is left of the float4s when in_flight does not divide them (13's swap kernel at a
         // width of 8·g rows, g groups): one shorter batch.
         constexpr int tail = count % in_flight, done = count - tail;
         if constexpr (tail > 0) {

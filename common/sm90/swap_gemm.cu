@@ -1,5 +1,5 @@
 // The library's swap GEMM (swap_gemm.hpp): the swap kernel (swap_kernel.cuh) at the configuration
-// step 12 teaches (12_swap_ab/kernel.cu), compiled once here for the steps that hand problems to it.
+// step 13 teaches (13_swap_ab/kernel.cu), compiled once here for the steps that hand problems to it.
 #include <string>
 #include <vector>
 
@@ -14,7 +14,7 @@ namespace {
 using namespace swap_ab;
 
 // ---- Configuration ------------------------------------------------------------------------------
-// One knob a line; 12's README says how each value was chosen. The width of a block tile (rows of C,
+// One knob a line; 13's README says how each value was chosen. The width of a block tile (rows of C,
 // the wgmma's n) is not a knob: launch_config picks it from M (with_width).
 struct Config {
   static constexpr int block_tile_n = 128;  // columns of C per block: one 64-row consumer warpgroup per wgmma_m
@@ -25,11 +25,11 @@ struct Config {
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' accumulators (up to 128) many
   static constexpr Decomposition decomposition =
-      Decomposition::hybrid;                          // 11's rule (stream_k_schedule.cuh; 12's README)
+      Decomposition::hybrid;                          // 11's rule (stream_k_schedule.cuh; 13's README)
   static constexpr int split_k = 1;                   // parts per tile, for Decomposition::split_k
   static constexpr int fixup_slices = 16;             // 11's estimate of what splitting costs, for the hybrid rule
   static constexpr int fixup_alone_units = 1 << 30;   // every split tile fixed up by one unit: partials are small
-  static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (12's README)
+  static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (13's README)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
   static constexpr bool narrow_where_it_pays = true;   // 64-column tiles where they keep as many SMs busy (narrow_pays)

@@ -1,5 +1,5 @@
 // The library's swap GEMM (swap_gemm.cu): the swap kernel (swap_kernel.cuh) at the configuration
-// step 12 teaches, compiled once for the steps that hand problems to it: few rows of A (M up to
+// step 13 teaches, compiled once for the steps that hand problems to it: few rows of A (M up to
 // max_m), C that the stream-K GEMM's TMA store cannot take, a chain of layers, and fixed block tiles
 // for a menu of both orientations.
 #pragma once
@@ -19,7 +19,7 @@ struct Plan;  // the plan of a schedule (stream_k_schedule.cuh)
 
 namespace worklog::swap_ab {
 
-// The most rows of A launch() gives the swap kernel; above, the stream-K GEMM is faster (12's README:
+// The most rows of A launch() gives the swap kernel; above, the stream-K GEMM is faster (13's README:
 // the crossover).
 inline constexpr int max_m = 128;
 

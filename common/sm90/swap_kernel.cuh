@@ -1,4 +1,4 @@
-// The swap kernel (step 12's idea; its README teaches it): Cᵀ = Bᵀ·Aᵀ for few rows of A, M as the
+// The swap kernel (step 13's idea; its README teaches it): Cᵀ = Bᵀ·Aᵀ for few rows of A, M as the
 // wgmma's n (a width of 8 to 256, picked from M: with_width) and 64 columns of C per consumer
 // warpgroup, walking the stream-K schedule (stream_k_schedule.cuh) with the fixup through the
 // workspace, or, where every tile fits in one wave, its k-parts as one cluster that adds them up in
@@ -84,7 +84,7 @@ struct Layout : Config {
 // (hopper.cuh: rows of 128 bytes in 1024-byte atoms, which must start 1024-byte aligned). Fields,
 // in 16-byte units: start address (bits 0-13), leading-dimension byte offset (16-29),
 // stride-dimension byte offset (32-45); swizzle mode 1 = 128 B (bits 62-63). What the two offsets
-// mean depends on the operand's major-ness (12's README):
+// mean depends on the operand's major-ness (13's README):
 //   K-major (A's tile, wgmma's B here):  stride = 1024 B from one 8-row group to the next; leading unused (set to 1).
 //   MN-major (B's tile, wgmma's A here): stride = 1024 B from one group of 8 k-rows to the next; leading = bytes from
 //                                        one 64-element-wide column block to the next.
@@ -114,7 +114,7 @@ __device__ __forceinline__ StageDescriptors stage0_descriptors(const unsigned ch
 // box and 32 bytes further into each row of A's tile: an addition to the descriptors' start address
 // (in 16-byte units, which nothing carries out of: shared memory is below 256 KiB). With a narrow n,
 // a wgmma is a few cycles of tensor-core work, so the instructions around it set the pace: nothing
-// here is computed per k-step but that addition (12's README: the counters). The caller commits the
+// here is computed per k-step but that addition (13's README: the counters). The caller commits the
 // group and waits for it.
 // EXCERPT BEGIN multiply_stage
 template <class L>
@@ -161,18 +161,18 @@ __device__ __forceinline__ void store_transposed(const float (&v)[4 * groups], c
 // What the watchdog says when a wait never ends (watchdog.cuh).
 struct FullWait {
   static constexpr WaitSite site{
-      "12_swap_ab", "consumer", "full",
+      "13_swap_ab", "consumer", "full",
       "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
       "TMA boxes issued?"};
 };
 struct EmptyWait {
-  static constexpr WaitSite site{"12_swap_ab", "producer", "empty",
+  static constexpr WaitSite site{"13_swap_ab", "producer", "empty",
                                  "the stage was never released: does one lane of every consumer warp arrive on "
                                  "empty[s], as its count at init says?"};
 };
 struct FlagWait {
   static constexpr WaitSite site{
-      "12_swap_ab", "consumer", "flags",
+      "13_swap_ab", "consumer", "flags",
       "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
       "does every unit publish its partials before it waits for others', are all blocks resident?"};
 };
@@ -508,7 +508,7 @@ ClusterSplit cluster_split_of(int m, int n, int k) {
 // Whether a shape runs at this width on tiles of 64 columns (Narrow, the configuration with
 // block_tile_n = 64) rather than the configuration's 128: where both run every tile in one wave (the cluster kernel)
 // and the narrow tiles keep at least as many SMs busy, each of their tiles then has half as many k-parts to add
-// (12's README: narrower tiles). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles
+// (13's README: narrower tiles). 4096 columns on 132 SMs: 32 tiles in 4 parts, or 64 tiles
 // in 2, 128 SMs either way; 5120: 40 × 3 = 120 SMs against 80 × 1, which stays at 128 columns.
 // Where the narrow tiles would not be split at all (6144 columns: 48 tiles in 2 parts, or 96
 // whole), they take twice the slices of half the size in place of the cluster's sum: that pays
@@ -603,7 +603,7 @@ void launch_swapped_at(const GemmProblem<__half>& p, cudaStream_t stream) {
     arm_watchdog();
     allow_dynamic_shared_memory<kernel>(L::shared_bytes);
     stream_k::Plan plan = plan_schedule<Variant, width>(p.m, p.n, p.k, resident<Variant, width, shared_c>());
-    stream_k::attach_workspace(plan, p, "12_swap_ab");
+    stream_k::attach_workspace(plan, p, "13_swap_ab");
     const auto [a_map, b_map] = tensor_maps(L::block_tile_k);
     LaunchConfig config(plan.workers, L::threads, L::shared_bytes, stream);
     config.programmatic(chained_walk);

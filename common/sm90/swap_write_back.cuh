@@ -1,4 +1,4 @@
-// How the swap kernel (swap_kernel.cuh) writes C through shared memory (part of step 13's idea: C of any alignment at
+// How the swap kernel (swap_kernel.cuh) writes C through shared memory (part of step 14's idea: C of any alignment at
 // full speed): at width 256 with many tiles a block, for C whose rows are not 16-byte aligned (launch_swapped_at picks
 // it). Straight from the accumulators (store_transposed), a warp's store is 4 rows × 8 floats of C: 32 bytes a row, in
 // two sectors wherever a row starts off a 32-byte boundary, so 8 sectors for 128 bytes. Here each group of 8 rows goes

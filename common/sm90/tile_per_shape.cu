@@ -1,7 +1,7 @@
-// Step 14's menu and model (step 14's idea; its README teaches them), compiled once for the steps
+// Step 15's menu and model (step 15's idea; its README teaches them), compiled once for the steps
 // that run them (14, and 15 over a larger menu): the stream-K kernel at nine block tiles and clusters
 // (the menu), each entry's busiest cluster on a shape (slices, segments, fixups) priced at the prices
-// measured on the GPU (tile_prices_14.csv), the cheapest run; and the routes that come first (few
+// measured on the GPU (tile_prices_15.csv), the cheapest run; and the routes that come first (few
 // columns: pass_over_a.cuh, tiny K: tiny_k.cuh; launch_routes.cuh says their order).
 #include <algorithm>
 #include <cstdint>
@@ -62,11 +62,11 @@ struct Tile : Common {
   static constexpr int consumer_registers = stream_k::consumer_registers_left(rows, Common::producer_registers);
 };
 
-static_assert(tile_per_shape::few_rows <= swap_ab::max_m, "few_rows must not exceed what 12's swap takes");
+static_assert(tile_per_shape::few_rows <= swap_ab::max_m, "few_rows must not exceed what 13's swap takes");
 
 // ---- Launch -----------------------------------------------------------------------------------------
 
-// Bytes of workspace: the entry's partials and flags on the TMA path (11's), else 13's padded copies.
+// Bytes of workspace: the entry's partials and flags on the TMA path (11's), else 14's padded copies.
 template <class Tile>
 std::size_t workspace_bytes(Shape shape, Strides strides) {
   return stream_k::tma_strides_possible(shape, strides) ? stream_k::tma_workspace_bytes<Tile>(shape)
@@ -78,7 +78,7 @@ std::size_t workspace_bytes(Shape shape, Strides strides) {
 template <class Tile>
 void launch_tile(const GemmProblem<__half>& p, cudaStream_t stream) {
   if (!stream_k::tma_path_possible(p)) return pad_unaligned::launch(p, stream);
-  stream_k::launch_tma<Tile>(p, stream, "14_tile_per_shape");
+  stream_k::launch_tma<Tile>(p, stream, "15_tile_per_shape");
 }
 
 // ---- The menu ---------------------------------------------------------------------------------------
@@ -161,11 +161,11 @@ const std::vector<Entry>& menu_items() {
 }
 
 // ---- The model ------------------------------------------------------------------------------------
-// The price of each entry on a GPU, measured by the calibrate tool (tools/calibrate_14.cu) into
-// tile_prices_14.csv, which the build turns into prices_of_step(14).
+// The price of each entry on a GPU, measured by the calibrate tool (tools/calibrate_15.cu) into
+// tile_prices_15.csv, which the build turns into prices_of_step(15).
 using tile_per_shape::Calibration;
 const tile_per_shape::Model& model_14() {  // the menu above, at these prices
-  static const tile_per_shape::Model model{menu_items, &tile_per_shape::prices_of_step(14)};
+  static const tile_per_shape::Model model{menu_items, &tile_per_shape::prices_of_step(15)};
   return model;
 }
 
@@ -298,15 +298,15 @@ const char* tile_per_shape::route_name(Route route) {
     case Route::small_problem:
       return "small problem";
     case Route::padded:
-      return "13's padding";
+      return "14's padding";
     case Route::few_rows:
-      return "12's few rows";
+      return "13's few rows";
     case Route::menu:
       return "the menu";
   }
   return "?";
 }
-// The order of the launch's decisions (launch_routes.cuh). TMA (the menu, 12's swap) needs A's and B's rows
+// The order of the launch's decisions (launch_routes.cuh). TMA (the menu, 13's swap) needs A's and B's rows
 // and bases on 16 bytes, and the menu's TMA store of C needs C's too, with whole 16-byte chunks a row
 // (stream_k::tma_path_possible): what it cannot describe goes to 13.
 tile_per_shape::Route tile_per_shape::route_of(Shape shape, Strides strides, bool bases_aligned) {
@@ -318,7 +318,7 @@ tile_per_shape::Route tile_per_shape::route_of(Shape shape, Strides strides, boo
   return Route::menu;
 }
 const tile_per_shape::Costs* tile_per_shape::costs(const Entry& e) {
-  return costs_of(e, tile_per_shape::prices_of_step(14));
+  return costs_of(e, tile_per_shape::prices_of_step(15));
 }
 const tile_per_shape::Model& tile_per_shape::model() { return model_14(); }
 std::size_t tile_per_shape::pick(Shape shape, Strides strides) { return choose(shape, strides, model_14()); }

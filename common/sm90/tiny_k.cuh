@@ -1,4 +1,4 @@
-// A route of the Hopper library, step 14's write of C (tile_per_shape.hpp: Route::tiny_k): K ≤ 32, B in registers, C
+// A route of the Hopper library, step 15's write of C (tile_per_shape.hpp: Route::tiny_k): K ≤ 32, B in registers, C
 // stored by whole lines. Compiled in tile_per_shape.cu; docs/routes.md measures it.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace {
 // ---- Tiny K: a write of C ----------------------------------------------------------------------------
 // With K ≤ TinyK::max_k an element of C is one or two mma.sync k-steps, and the time is C's write:
 // M·N·4 bytes, against M·N·K·2 FLOPs. The menu's tiles stage C through shared memory, walk a pipeline
-// with next to nothing in it, and on unaligned rows add 13's copies. Here a block owns a strip of
+// with next to nothing in it, and on unaligned rows add 14's copies. Here a block owns a strip of
 // columns and a band of rows: each warp holds its 32 columns of B as mma.sync fragments for the whole
 // band (loaded once), A's rows are staged in shared memory (two buffers: the next stage's loads are
 // in flight while this one's products are made and stored), and each warp passes its 16 × 32 pieces
@@ -197,7 +197,7 @@ void launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t stream) {
   const long long waves = ceil_div(units, slots * TinyK::max_band_stages);
   const int band_stages = int(std::min<long long>(TinyK::max_band_stages, ceil_div(units, slots * waves)));
   const long long blocks = strips * ceil_div(stages, band_stages);
-  if (blocks > 2147483647LL) throw std::length_error("14_tile_per_shape: too many blocks for tiny K");
+  if (blocks > 2147483647LL) throw std::length_error("15_tile_per_shape: too many blocks for tiny K");
   const dim3 grid{unsigned(blocks)};
   const int k16s = int(ceil_div(p.k, 16));
   const bool realign = p.ldc % TinyK::line_floats != 0 || !is_aligned(p.c, 4 * TinyK::line_floats);

@@ -121,7 +121,7 @@ void check_determinism(const Step<Input>& step) {
 // on a 16-byte boundary, whatever K and N: every step must check its pointers' alignment before a
 // vector load, a wmma fragment load or a copy of 16-byte chunks. The same inputs, copied one element in, against cuBLAS
 // on the originals. Shapes: aligned ones (a pointer alone unaligned), few rows, both sides of the swap, tiny K, and a C
-// staged through a padded copy (13's paths).
+// staged through a padded copy (14's paths).
 template <class Input>
 void check_offset_operands(const Step<Input>& step) {
   cudaDeviceProp prop{};
@@ -157,7 +157,7 @@ void check_offset_operands(const Step<Input>& step) {
 // must not reach the second: Y's C must be the bits of Y launched alone on a fresh (zeroed) workspace,
 // and, unless without_reference (the sanitizer runs, which leave cuBLAS out), within the bound of
 // cuBLAS's. The shapes take each path that leaves state behind: 11's parts and its fixups (shared,
-// by one unit), 12's split K, 13's padded copies, its staged C and its in-place parts, strided too;
+// by one unit), 13's split K, 14's padded copies, its staged C and its in-place parts, strided too;
 // a step without a workspace runs the protocol on one shape.
 bool without_reference = false;
 
@@ -177,10 +177,10 @@ void check_back_to_back(const Step<Input>& step) {
       {{129, 1028, 2052}, {}},                 // A and B padded for the swap kernel (13)
       {{517, 263, 4100}, {}},                  // C staged through a padded copy (13)
       {{257, 33921, 24}, {}},                  // B padded, then C through shared memory (13)
-      {{192, 264, 2056}, {2064, 267, 268}},    // strided: 11's parts on 08's path, 13's copies
+      {{192, 264, 2056}, {2064, 267, 268}},    // strided: 11's parts on 08's path, 14's copies
       {{16, 1032, 4104}, {4112, 1037, 1035}},  // strided few rows: in place (13), 08 (12)
-      {{1000, 1, 4096}, {}},                   // one column, K in 2 parts (14's pass over A)
-      {{200, 5, 3000}, {3003, 7, 9}},          // five columns strided, K in 5 parts (14's pass over A)
+      {{1000, 1, 4096}, {}},                   // one column, K in 2 parts (15's pass over A)
+      {{200, 5, 3000}, {3003, 7, 9}},          // five columns strided, K in 5 parts (15's pass over A)
   };
   std::vector<std::pair<Shape, Strides>> shapes;
   for (const auto& shape : stateful)

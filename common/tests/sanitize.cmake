@@ -4,7 +4,7 @@
 #         [-DWITH_CUBLAS=ON] [-DKERNELS=<substring of kernel names>] -P sanitize.cmake
 # Prints "SKIPPED:" (CTest then reports the test as skipped) when there is no compute-sanitizer
 # or no CUDA device, or a GPU the step does not support (its exit code 4). The step runs with --no-cublas, so only the worklog's own kernels execute.
-# -DWITH_CUBLAS=ON: EXE is a tool that checks itself against cuBLAS (12's chain) and takes no
+# -DWITH_CUBLAS=ON: EXE is a tool that checks itself against cuBLAS (13's chain) and takes no
 # --no-cublas; cuBLAS's kernels then run under the tool too, unless -DKERNELS=<substring> limits
 # the tool to the kernels whose names hold it.
 if(NOT SANITIZER)

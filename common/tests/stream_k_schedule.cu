@@ -2,7 +2,7 @@
 // (common/sm90/stream_k_kernel.cuh) plans it, at 128 × 256 tiles in clusters of two and the other
 // decompositions: for many shapes and numbers of resident clusters, the checks of
 // stream_k_schedule_check.hpp; and the rule must give what 11's README derives for the shapes it
-// draws. stream_k_schedule_12.cu does the same for the swap kernel's use. No GPU needed.
+// draws. stream_k_schedule_13.cu does the same for the swap kernel's use. No GPU needed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The checks of a stream-K schedule (common/sm90/stream_k_schedule.cuh) as a kernel plans it, shared by the host
-// tests of 11's and 12's use of it (stream_k_schedule.cu, stream_k_schedule_12.cu). For a plan, the
+// tests of 11's and 13's use of it (stream_k_schedule.cu, stream_k_schedule_13.cu). For a plan, the
 // walks of all workers, played on the CPU exactly as the kernel's producer and consumers play them, must
 //   - cover every (tile, k-slice) exactly once;
 //   - leave each split tile's partials in distinct slots inside the workspace the step asks for;

@@ -1,5 +1,5 @@
-// The GPU tests' cases, shared by gpu_tests.cu (which runs them) and routes_14.cpp (which checks,
-// without a GPU, that they take every route of step 14). Host-only.
+// The GPU tests' cases, shared by gpu_tests.cu (which runs them) and routes_15.cpp (which checks,
+// without a GPU, that they take every route of step 15). Host-only.
 #pragma once
 
 #include <string>
@@ -38,7 +38,7 @@ inline std::string describe(const Case& c) {
 inline std::vector<Case> test_cases() {
   const std::vector<Shape> shapes = {
       {1, 1, 1},  // a single element
-      // Few columns (14's pass over A, K in parts that the last block adds up): one column in 2 parts of
+      // Few columns (15's pass over A, K in parts that the last block adds up): one column in 2 parts of
       // 2048 (16-byte loads of A and of B, one contiguous column), and 5 columns in 5 parts of 600.
       {1000, 1, 4096},
       {200, 5, 3000},
@@ -91,7 +91,7 @@ inline std::vector<Case> test_cases() {
       {1, 4097, 33},      // one row, N ≡ 1: in place
       {257, 33921, 24},   // N ≡ 1, 2 × 266 tiles of 256 × 128 (over 4 a block on 132 SMs): the swap kernel
                           // writes C through shared memory, a last tile row of one row, a last column of one
-      // Shapes for tiny K (14's write of C: B's fragments in registers, A's rows staged, C by lines):
+      // Shapes for tiny K (15's write of C: B's fragments in registers, A's rows staged, C by lines):
       // few columns in a 64-wide strip over many stages of rows, and K at the limit in 256-wide strips.
       {3001, 40, 27},   // 47 stages of 64 rows, the last of 57; K = 27: a second k-step of 11, then zeros
       {520, 1000, 32},  // K = 32, the most in registers; 4 strips of 256, the last of 232 columns
@@ -103,7 +103,7 @@ inline std::vector<Case> test_cases() {
   // Operands with leading dimensions past their rows (the gaps hold NaN in A and B, values C must keep):
   // strides that keep 16-byte rows (the fast paths, now with rows whose length is no multiple of 8:
   // the last chunk of a row read in part, odd N in the epilogues) and strides that do not (the
-  // correct paths: 08's element-wise copies, 13's copies and in-place kernel, C staged or direct).
+  // correct paths: 08's element-wise copies, 14's copies and in-place kernel, C staged or direct).
   const std::vector<std::pair<Shape, Strides>> strided = {
       {{127, 129, 67}, {69, 131, 130}},         // unaligned strides, partial tiles everywhere
       {{127, 129, 67}, {72, 136, 132}},         // aligned strides, K and N odd
@@ -118,11 +118,11 @@ inline std::vector<Case> test_cases() {
       {{1, 4099, 33}, {41, 4105, 4103}},        // one row, B unaligned: in place
       {{300, 280, 17}, {19, 283, 284}},         // K ≡ 1, everything unaligned: A and B padded for 11
       {{257, 33921, 24}, {24, 33928, 33921}},   // B aligned by stride, C's rows not: C through shared memory
-                                                // with no copy (13), and in 12's swap_all
-      {{3001, 40, 27}, {29, 41, 43}},           // tiny K, every stride odd (14's write of C)
+                                                // with no copy (13), and in 13's swap_all
+      {{3001, 40, 27}, {29, 41, 43}},           // tiny K, every stride odd (15's write of C)
       {{1000, 1, 4096}, {4104, 3, 5}},          // one column strided: 16-byte loads of A, B's elements one by one
       {{200, 5, 3000}, {3003, 7, 9}},           // 5 columns, every stride odd: the pass over A's scalar loads
-      {{100, 1000, 3000}, {3008, 1008, 1004}},  // few rows, aligned strides past each row: 12's swap kernel (14's too)
+      {{100, 1000, 3000}, {3008, 1008, 1004}},  // few rows, aligned strides past each row: 13's swap kernel (15's too)
       {{257, 33921, 24},
        {24, 33928, 33923}},  // ldc past N: the swap kernel writes C through shared memory (13, swap_all)
   };

@@ -1,4 +1,4 @@
-# The programs steps ship beside their executables (12's chain, 14's calibrate, tools/ dram_copy) refuse
+# The programs steps ship beside their executables (13's chain, 15's calibrate, tools/ dram_copy) refuse
 # a bad command line the same way (common/tool_cli.hpp): exit 2 (exit_bad_argument), nothing on
 # stdout, one line on stderr that names the argument. No GPU needed: arguments are read before the
 # device is asked for. Usage:

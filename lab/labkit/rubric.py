@@ -1,7 +1,7 @@
 """The rubric: how many points each part of a step is worth, and how performance is scored.
 
 lab/rubric.json holds the defaults; an instructor's rubric file needs only the values it changes.
-Performance is timed at one shape per step: performance.sizes names a step's own ({"11_stream_k":
+Performance is timed at one shape per step: performance.sizes names a step's own ({"12_stream_k":
 [M, N, K]}, or by number, "11"), performance.size is every other step's. A rubric file without
 sizes (written before there were any) keeps the default's per-step sizes, and a recorded grading
 without them (grading.json) reads as every step at size.
@@ -85,7 +85,7 @@ def validate(rubric, where):
     for key, value in sizes.items():
         if not SIZE_KEY.match(key):
             raise UsageError(f"{where}: performance.sizes: '{key}' is not a step (a number such as 11, or a "
-                             "folder's name such as 11_stream_k)")
+                             "folder's name such as 12_stream_k)")
         if not _valid_size(value):
             raise UsageError(f"{where}: performance.sizes.{key} must be [M, N, K], three positive integers "
                              f"(got {value!r})")
@@ -157,8 +157,8 @@ def shape_text(size):
 
 def sizes_text(rubric, steps, sizes=None):
     """Where `steps` are timed, in words after "performance 30 ...": "at 4096×4096×4096" where they
-    share one size; else "at 4096×4096×4096 but 11_stream_k at 3072×3072×3072 and 12_swap_ab at
-    16×4096×4096", or, where none is at the default, "with 11_stream_k at 3072×3072×3072 and ...".
+    share one size; else "at 4096×4096×4096 but 12_stream_k at 3072×3072×3072 and 13_swap_ab at
+    16×4096×4096", or, where none is at the default, "with 12_stream_k at 3072×3072×3072 and ...".
     sizes: {step: [M, N, K]} as a grading recorded them (default: the rubric's)."""
     sizes = sizes or {}
     default = list(rubric["performance"]["size"])

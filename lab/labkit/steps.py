@@ -116,7 +116,7 @@ def library_sources(root, step):
 
 
 def step_sources(root, step):
-    """The relative paths ("11_stream_k/kernel.cu", "common/sm90/stream_k_schedule.cuh") of a step's
+    """The relative paths ("12_stream_k/kernel.cu", "common/sm90/stream_k_schedule.cuh") of a step's
     source files, kernel.cu first, then the others of its folder, then its library files."""
     folder = Path(root) / step
     others = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix in SOURCE_SUFFIXES and p.name != KERNEL)

@@ -312,7 +312,7 @@ class GradeCommandLineTest(TemporaryFolderTest):
             (["--steps", "99"], "no step '99'"),
             (["--steps", "02", "--cases", hidden], f"{hidden}:2: M, N and K must be integers"),
             (["--steps", "02", "--rubric", rubric], "performance.zero_at (0.25) must be below full_at (0.2)"),
-            (["--steps", "02", "--rubric", misnamed], "'11_streamk' is not a step of this tree (step 11 is 11_stream_k)"),
+            (["--steps", "02", "--rubric", misnamed], "'11_streamk' is not a step of this tree (step 11 is 12_stream_k)"),
             (["--steps", "02", "--submission", self.tmp / "nowhere"], "not a folder"),
             (["--steps", "11", "--handed-out", "09,10"], "--handed-out 09,10: the graded steps must be among"),
             (["--steps", "11", "--handed-out", "09,99"], "no step '99'"),

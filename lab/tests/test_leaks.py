@@ -246,16 +246,16 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         never in the harness, the documentation or LAB.md."""
         steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
         marking = [s for s in steps if any(r.repeats for r in markers.all_regions(regions_of(REPOSITORY, s)))]
-        self.assertTrue({"08_mma_ldmatrix", "11_stream_k", "12_swap_ab"} <= set(marking), marking)
+        self.assertTrue({"08_mma_ldmatrix", "12_stream_k", "13_swap_ab"} <= set(marking), marking)
         unmarked = [s for s in steps if s not in marking]
         for level, leaks in lab.joint_release_leaks(REPOSITORY, steps, load_rubric()):
             with self.subTest(level=level):
                 self.assertEqual([leak for leak in leaks if not release.leaked_steps([leak], unmarked)], [])
 
     def test_the_hopper_steps_together_leak_nothing_and_ask_for_the_repeated_code(self):
-        """09 to 12 at once, at every level: 11's and 12's producers (09's and 10's) are TODOs too;
+        """09 to 12 at once, at every level: 11's and 13's producers (09's and 10's) are TODOs too;
         07 and 08 at the hard level: 08's copy of 07's pipeline is."""
-        hopper = ["09_wgmma_tma", "10_persistent_clusters", "11_stream_k", "12_swap_ab"]
+        hopper = ["09_wgmma_tma", "10_persistent_clusters", "12_stream_k", "13_swap_ab"]
         for steps, level, repeated in ((hopper, "easy", 4), (hopper, "hard", 10),
                                        (["07_async_pipeline", "08_mma_ldmatrix"], "hard", 3)):
             with self.subTest(steps=steps, level=level):
@@ -280,7 +280,7 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         self.assertTrue({leak.split(": ", 1)[0] for leak in leaks} - by_line, leaks)
 
     def test_check_of_the_repository_reaches_every_step_and_passes(self):
-        """A line per lab step, to the last. 12 and 13 call 11's and 12's launchers through the headers
+        """A line per lab step, to the last. 12 and 13 call 11's and 13's launchers through the headers
         those steps declare and repeat none of their code, so check hands each out alone; a joint
         release that cannot be made (a step's FALLBACK left out) would be no answer either."""
         code, out, err = run_lab("check")
@@ -291,8 +291,8 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         # lab/README.md promises it: a release of every step together leaks nothing, at any level.
         self.assertIn(f"all {len(lab_steps)} lab steps together (--steps all): leaks nothing at level easy, medium, hard",
                       out)
-        self.assertIn("11_stream_k: 6 region(s)", out)  # 3 in kernel.cu, the fixup's 3 (hard) in schedule.cuh
-        self.assertNotRegex(out, r"(11_stream_k|12_swap_ab|13_pad_unaligned): .*hand it out with")
+        self.assertIn("12_stream_k: 6 region(s)", out)  # 3 in kernel.cu, the fixup's 3 (hard) in schedule.cuh
+        self.assertNotRegex(out, r"(12_stream_k|13_swap_ab|14_pad_unaligned): .*hand it out with")
 
     def test_release_of_09_holds_none_of_its_solution(self):
         copy = self.tmp / "copy"

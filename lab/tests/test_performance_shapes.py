@@ -12,13 +12,13 @@ region never runs and the step's performance points come for nothing. So, for ea
   shape takes and whether each LAB region runs there. Every region must run, but those of NOT_TIMED,
   which no shape runs together with the others. For 14 the regions must also matter: the model's
   pick must differ from the entry a blank choice runs and from the one a blank model of the work
-  picks. 15's region (a swapped entry's work) runs where 15's model asks for it, which it does only
-  for an entry that 15's calibration prices. A step after 08 that lab_routes does not know fails:
+  picks. 16's region (a swapped entry's work) runs where 16's model asks for it, which it does only
+  for an entry that 16's calibration prices. A step after 08 that lab_routes does not know fails:
   teach it the new step's routes.
 
 lab_routes counts resident workers as one per SM, clusters of two on pairs (132 SMs: an H100 SXM or
 an H200, the GPUs of the committed figures). test_the_model_is_the_one_the_gpu_ran checks that
-against 14's tile_model.csv, which an H100 wrote.
+against 15's tile_model.csv, which an H100 wrote.
 
 Run from anywhere:  python3 -m unittest discover -s lab/tests -v  (LAB_ROUTES=build/common/tests/lab_routes)
 """
@@ -43,12 +43,12 @@ EVERY_SHAPE = {f"{n:02d}" for n in range(1, 9)}
 # Regions that the performance shape of their step does not run, and why that is the best one shape
 # can do; correctness cases run them (gpu_tests' standard cases, which the grader runs for every step).
 NOT_TIMED = {
-    "11_stream_k": {
+    "12_stream_k": {
         "add_later_partials":
             "11's rule cuts every split tile of a shape into the same number of parts, so a shape has its "
             "split tiles either fixed up alone (2 parts or fewer) or shared; the shape times the shared fixup",
     },
-    "13_pad_unaligned": {
+    "14_pad_unaligned": {
         "in_place_products": "the in-place route (few rows, B unaligned) copies nothing, so no shape runs it "
                              "together with the copy and the hand-off",
         "in_place_pipeline": "as the in-place products",
@@ -59,7 +59,7 @@ TILE_MODEL = REPOSITORY / "plots" / "results" / "tile_model.csv"
 
 def why_not(route):
     """What lab_routes says of a route where a region of the model does not run: nothing, or that the
-    model runs but its step's calibration prices no entry (14's choice skips an entry without prices
+    model runs but its step's calibration prices no entry (15's choice skips an entry without prices
     before it asks the entry for its work)."""
     if route.get("model") and route.get("priced_entries") == 0:
         return (": the model prices no entry of the menu, so it asks none for its work (the step's "
@@ -135,7 +135,7 @@ class PerformanceShapesTest(unittest.TestCase):
     def test_4096_cubed_skips_the_regions_of_11_12_13_and_14(self):
         """The old rubric (every step at 4096³) gave 11 to 14 their performance points for nothing."""
         rubric = load_rubric()
-        for step in ("11_stream_k", "12_swap_ab", "13_pad_unaligned", "14_tile_per_shape"):
+        for step in ("12_stream_k", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"):
             with self.subTest(step=step):
                 changed = copy.deepcopy(rubric)
                 changed["performance"]["sizes"][step] = [4096, 4096, 4096]
@@ -143,29 +143,29 @@ class PerformanceShapesTest(unittest.TestCase):
                 self.assertTrue(problems, step)
                 self.assertTrue(all(p.startswith(f"{step} at 4096x4096x4096: ") for p in problems), problems)
         old = copy.deepcopy(rubric)
-        del old["performance"]["sizes"]  # a rubric recorded before per-step sizes (and before step 15)
+        del old["performance"]["sizes"]  # a rubric recorded before per-step sizes (and before step 16)
         problems = [p for p in performance_shape_problems(old) if p[:2] < "15"]
         self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14"}, problems)
-        self.assertIn("11_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
+        self.assertIn("12_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
                       problems)
-        self.assertIn("12_swap_ab at 4096x4096x4096: the route is 11, where the region \"store_transposed\" does "
+        self.assertIn("13_swap_ab at 4096x4096x4096: the route is 11, where the region \"store_transposed\" does "
                       "not run", problems)
-        self.assertIn("13_pad_unaligned at 4096x4096x4096: the route is step_12, where the region \"pad_copy\" does "
+        self.assertIn("14_pad_unaligned at 4096x4096x4096: the route is swap_step, where the region \"pad_copy\" does "
                       "not run", problems)
-        self.assertIn("14_tile_per_shape at 4096x4096x4096: the model picks menu_128x256_c2, as it does pick without "
+        self.assertIn("15_tile_per_shape at 4096x4096x4096: the model picks menu_128x256_c2, as it does pick without "
                       "the choice: a student's choice would not change the speed", problems)
 
     def test_other_shapes_that_skip_a_region(self):
         rows = [
-            ("11_stream_k", [1024, 1024, 1024], "\"share\" does not run"),  # whole tiles
-            ("11_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
-            ("12_swap_ab", [129, 4096, 4096], "the route is 11"),  # one row above swap_ab::max_m
-            ("12_swap_ab", [16, 4097, 4096], "the route is 08"),
-            ("13_pad_unaligned", [16, 4097, 4096], "the route is in_place"),  # few rows read in place: no copy
-            ("14_tile_per_shape", [16, 4096, 4096], "the route is 12's few rows"),  # few rows go to 12
-            ("14_tile_per_shape", [3072, 3072, 3072], "as it does pick without the terms"),
-            ("15_both_orientations", [16, 4096, 4096], "the route is 12's few rows"),  # 12's launcher: no model
-            ("15_both_orientations", [300, 4097, 2100], "the route is 13's padding"),  # 13's swap kernel writes C
+            ("12_stream_k", [1024, 1024, 1024], "\"share\" does not run"),  # whole tiles
+            ("12_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
+            ("13_swap_ab", [129, 4096, 4096], "the route is 11"),  # one row above swap_ab::max_m
+            ("13_swap_ab", [16, 4097, 4096], "the route is 08"),
+            ("14_pad_unaligned", [16, 4097, 4096], "the route is in_place"),  # few rows read in place: no copy
+            ("15_tile_per_shape", [16, 4096, 4096], "the route is 13's few rows"),  # few rows go to 12
+            ("15_tile_per_shape", [3072, 3072, 3072], "as it does pick without the terms"),
+            ("16_both_orientations", [16, 4096, 4096], "the route is 13's few rows"),  # 13's launcher: no model
+            ("16_both_orientations", [300, 4097, 2100], "the route is 14's padding"),  # 14's swap kernel writes C
         ]
         for step, size, message in rows:
             with self.subTest(step=step, size=size):
@@ -183,22 +183,22 @@ class PerformanceShapesTest(unittest.TestCase):
         self.assertFalse([p for p in problems if p[:2] in EVERY_SHAPE])
 
     def test_11s_shape_splits_tiles_as_its_readme_draws_them(self):
-        route = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]["11_stream_k"]
+        route = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]["12_stream_k"]
         # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each.
         self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"], route["parts_per_split_tile"],
                           route["fixup"]), (144, 132, 12, 5, "shared"))
 
     def test_15s_model_runs_on_the_menu_and_where_13_hands_the_padded_problem_back(self):
-        """15's model (and so its region, where an entry is priced) runs on the menu's route, and on 13's
-        padding where 13 hands the padded problem to 15's launcher (staged C, or 12's route: M above
-        few_rows); not on few rows, nor where 13's swap kernel writes C itself. The menu is 14's nine
-        entries and 12's six swapped tiles."""
-        rows = [([1024, 1024, 1024], "the menu", True), ([16, 4096, 4096], "12's few rows", False),
-                ([4097, 4097, 4097], "13's padding", True), ([300, 4097, 2100], "13's padding", False)]
+        """16's model (and so its region, where an entry is priced) runs on the menu's route, and on 14's
+        padding where 13 hands the padded problem to 16's launcher (staged C, or 13's route: M above
+        few_rows); not on few rows, nor where 14's swap kernel writes C itself. The menu is 15's nine
+        entries and 13's six swapped tiles."""
+        rows = [([1024, 1024, 1024], "the menu", True), ([16, 4096, 4096], "13's few rows", False),
+                ([4097, 4097, 4097], "14's padding", True), ([300, 4097, 2100], "14's padding", False)]
         answers = lab_routes([size for size, _, _ in rows])
         for size, path, model in rows:
             with self.subTest(size=size):
-                route = answers[tuple(size)]["15_both_orientations"]
+                route = answers[tuple(size)]["16_both_orientations"]
                 self.assertEqual((route["route"], route["model"]), (path, model))
                 self.assertEqual((route["menu_entries"], route["swapped_entries"]), (15, 6))
                 if not model:
@@ -206,14 +206,14 @@ class PerformanceShapesTest(unittest.TestCase):
 
     @unittest.skipUnless(TILE_MODEL.is_file(), "no plots/results/tile_model.csv")
     def test_the_model_is_the_one_the_gpu_ran(self):
-        """lab_routes' plans of 14's entries (one worker per SM, clusters of two) give the terms, the
-        predictions and the pick that 14's calibrate tool recorded on an H100 (tile_model.csv)."""
+        """lab_routes' plans of 15's entries (one worker per SM, clusters of two) give the terms, the
+        predictions and the pick that 15's calibrate tool recorded on an H100 (tile_model.csv)."""
         with open(TILE_MODEL, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         answers = lab_routes([[int(r["m"]), int(r["n"]), int(r["k"])] for r in rows])
         compared = 0
         for row in rows:
-            route = answers[(int(row["m"]), int(row["n"]), int(row["k"]))]["14_tile_per_shape"]
+            route = answers[(int(row["m"]), int(row["n"]), int(row["k"]))]["15_tile_per_shape"]
             if route["route"] != "the menu":
                 continue  # a shape the menu does not take (small, tiny K): the tool explained it all the same
             entry = next(e for e in route["entries"] if e["entry"] == row["entry"])

@@ -236,41 +236,41 @@ class RubricFileTest(TemporaryFolderTest):
     def test_each_step_is_timed_at_its_own_size_or_the_default(self):
         rubric = load_rubric()
         self.assertEqual(performance_size(rubric, "04_outer_product"), [4096, 4096, 4096])
-        self.assertEqual(performance_size(rubric, "11_stream_k"), [3072, 3072, 3072])
-        self.assertEqual(performance_size(rubric, "12_swap_ab"), [16, 4096, 4096])
-        self.assertEqual(performance_size(rubric, "13_pad_unaligned"), [4097, 4097, 4097])
-        self.assertEqual(performance_size(rubric, "14_tile_per_shape"), [1024, 1024, 1024])
-        self.assertEqual(performance_size(rubric, "15_both_orientations"), [1024, 1024, 1024])
+        self.assertEqual(performance_size(rubric, "12_stream_k"), [3072, 3072, 3072])
+        self.assertEqual(performance_size(rubric, "13_swap_ab"), [16, 4096, 4096])
+        self.assertEqual(performance_size(rubric, "14_pad_unaligned"), [4097, 4097, 4097])
+        self.assertEqual(performance_size(rubric, "15_tile_per_shape"), [1024, 1024, 1024])
+        self.assertEqual(performance_size(rubric, "16_both_orientations"), [1024, 1024, 1024])
 
     def test_a_file_with_size_alone_keeps_the_steps_own_sizes(self):
         """A rubric file written before sizes existed changes the default size, not the steps' own."""
         rubric = load_rubric(self.rubric_file('{"performance": {"size": [2048, 2048, 2048]}}'))
         self.assertEqual(performance_size(rubric, "04_outer_product"), [2048, 2048, 2048])
-        self.assertEqual(performance_size(rubric, "11_stream_k"), [3072, 3072, 3072])
+        self.assertEqual(performance_size(rubric, "12_stream_k"), [3072, 3072, 3072])
 
     def test_a_file_names_a_step_by_number_or_name_and_replaces_only_that_one(self):
         rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"11": [1024, 1024, 8192], '
                                               '"04_outer_product": [2048, 2048, 2048]}}}'))
-        self.assertEqual(performance_size(rubric, "11_stream_k"), [1024, 1024, 8192])
+        self.assertEqual(performance_size(rubric, "12_stream_k"), [1024, 1024, 8192])
         self.assertEqual(performance_size(rubric, "04_outer_product"), [2048, 2048, 2048])
-        self.assertEqual(performance_size(rubric, "12_swap_ab"), [16, 4096, 4096])
-        self.assertNotIn("11_stream_k", rubric["performance"]["sizes"])  # "11" took its place
+        self.assertEqual(performance_size(rubric, "13_swap_ab"), [16, 4096, 4096])
+        self.assertNotIn("12_stream_k", rubric["performance"]["sizes"])  # "11" took its place
 
     def test_a_recorded_rubric_without_sizes_times_every_step_at_size(self):
         record = load("grading_mixed.json")
         self.assertNotIn("sizes", record["rubric"]["performance"])
-        self.assertEqual(performance_size(record["rubric"], "11_stream_k"), [4096, 4096, 4096])
+        self.assertEqual(performance_size(record["rubric"], "12_stream_k"), [4096, 4096, 4096])
         text = report.markdown_report(record, report.score_record(record))
         self.assertIn("performance 30 at 4096×4096×4096 (full points from 90%", text)
 
     def test_the_report_and_lab_md_say_each_steps_size(self):
         rubric = load_rubric()
         self.assertEqual(sizes_text(rubric, ["02_block_tiling", "04_outer_product"]), "at 4096×4096×4096")
-        self.assertEqual(sizes_text(rubric, ["12_swap_ab"]), "at 16×4096×4096")
-        self.assertEqual(sizes_text(rubric, ["04_outer_product", "11_stream_k", "13_pad_unaligned"]),
-                         "at 4096×4096×4096 but 11_stream_k at 3072×3072×3072 and 13_pad_unaligned at 4097×4097×4097")
-        self.assertEqual(sizes_text(rubric, ["11_stream_k", "12_swap_ab"]),
-                         "with 11_stream_k at 3072×3072×3072 and 12_swap_ab at 16×4096×4096")
+        self.assertEqual(sizes_text(rubric, ["13_swap_ab"]), "at 16×4096×4096")
+        self.assertEqual(sizes_text(rubric, ["04_outer_product", "12_stream_k", "14_pad_unaligned"]),
+                         "at 4096×4096×4096 but 12_stream_k at 3072×3072×3072 and 14_pad_unaligned at 4097×4097×4097")
+        self.assertEqual(sizes_text(rubric, ["12_stream_k", "13_swap_ab"]),
+                         "with 12_stream_k at 3072×3072×3072 and 13_swap_ab at 16×4096×4096")
         record = load("grading_mixed.json")
         record["rubric"] = rubric
         record["steps"][0]["performance"]["size"] = [1000, 1000, 1000]  # as that grading timed it
@@ -280,13 +280,13 @@ class RubricFileTest(TemporaryFolderTest):
         self.assertIn("### Performance at 1000×1000×1000", text)
 
     def test_a_size_must_name_the_trees_step_by_its_name(self):
-        steps = ["10_persistent_clusters", "11_stream_k"]
+        steps = ["10_persistent_clusters", "12_stream_k"]
         check_sizes(load_rubric(), steps, "rubric.json")
         check_sizes(load_rubric(), ["02_block_tiling"], "rubric.json")  # a student's copy: later steps left out
         rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"11_stream": [64, 64, 64]}}}'))
         with self.assertRaises(UsageError) as caught:
             check_sizes(rubric, steps, "rubric.json")
-        self.assertIn("'11_stream' is not a step of this tree (step 11 is 11_stream_k)", str(caught.exception))
+        self.assertIn("'11_stream' is not a step of this tree (step 11 is 12_stream_k)", str(caught.exception))
 
     def test_bad_rubrics(self):
         rows = [
@@ -294,7 +294,7 @@ class RubricFileTest(TemporaryFolderTest):
             ('{"performance": {"sizes": {"stream_k": [64, 64, 64]}}}', "'stream_k' is not a step"),
             ('{"performance": {"sizes": {"11": [64, 64]}}}', "performance.sizes.11 must be [M, N, K]"),
             ('{"performance": {"sizes": {"11": [64, 0, 64]}}}', "performance.sizes.11 must be [M, N, K]"),
-            ('{"performance": {"sizes": {"11": [64, 64, 64], "11_stream_k": [64, 64, 64]}}}',
+            ('{"performance": {"sizes": {"11": [64, 64, 64], "12_stream_k": [64, 64, 64]}}}',
              "performance.sizes names step 11 twice"),
             ('{"speed": {}}', "unknown rubric key 'speed'"),
             ('{"performance": {"fast_at": 1}}', "unknown rubric key 'fast_at'"),

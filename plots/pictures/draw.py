@@ -516,12 +516,12 @@ def draw_11(step):
 
 # ---- 12: the swap --------------------------------------------------------------------------------------
 
-SWAP_EXAMPLE_M = 16  # 12's run command: --m 16
+SWAP_EXAMPLE_M = 16  # 13's run command: --m 16
 
 
 def draw_12(step):
     c = config.step_config(step)
-    before = config.step_config("11_stream_k")  # the tile 12 replaces for few rows
+    before = config.step_config("12_stream_k")  # the tile 12 replaces for few rows
     hopper = config.header_constants("common/hopper.cuh")
     wgmma_m = hopper["wgmma_m"]
     m = SWAP_EXAMPLE_M
@@ -544,8 +544,8 @@ def draw_12(step):
     canvas.text(x0 + bn11 * s / 2, y0 + m * s / 2, f"the {m} rows of C", size=7, color="white")
     canvas.note(x0, y0 + tall + 0.8, f"M = {m}: {rows11 - m} of the tile's {rows11} rows multiply rows that do"
                 f" not exist; {m} / {rows11} of the tensor cores' work is used.", 60, size=7.5)
-    # right: 12's tile of Cᵀ = Bᵀ·Aᵀ, M as the wgmma's n
-    canvas.text(x1 + 12, y0 - 2, "Cᵀ = Bᵀ·Aᵀ in 12's tile", size=8, weight="bold")
+    # right: 13's tile of Cᵀ = Bᵀ·Aᵀ, M as the wgmma's n
+    canvas.text(x1 + 12, y0 - 2, "Cᵀ = Bᵀ·Aᵀ in 13's tile", size=8, weight="bold")
     for w in range(bn // wgmma_m):
         y = y0 + w * wgmma_m * s
         canvas.box(x1, y, width_n * s, wgmma_m * s, face=WARP_COLOURS[w], edge=EDGE)
@@ -567,7 +567,7 @@ PICTURES_DRAWN = {
     "01_naive": draw_01, "02_block_tiling": draw_02, "03_thread_coarsening": draw_03,
     "04_outer_product": draw_04, "05_wmma": draw_05, "06_multiwarp_wmma": draw_06,
     "07_async_pipeline": draw_07, "08_mma_ldmatrix": draw_08, "09_wgmma_tma": draw_09,
-    "10_persistent_clusters": draw_10, "11_stream_k": draw_11, "12_swap_ab": draw_12,
+    "10_persistent_clusters": draw_10, "12_stream_k": draw_11, "13_swap_ab": draw_12,
 }
 
 

@@ -2,7 +2,7 @@
 """Before and after: the same steps from two builds, on the same shapes and GPU, in alternating processes.
 
     python3 plots/run/compare_builds.py --before OLD/build/bin --after build/bin \\
-        --steps 11_stream_k,13_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 200] \\
+        --steps 12_stream_k,14_pad_unaligned --shapes FILE [--processes 3] [--warmup 10] [--iters 200] \\
         [--loss 1] [--no-check] [--out FILE.csv]
 
 A change that should not cost speed (a refactor, a shared header) is checked by building the commit

@@ -15,7 +15,7 @@ prints that registration as JSON when asked (`--list-variants`, no GPU needed):
 
 A Registration holds the step's name, what it adds and its variants in their order of registration,
 each with its description; `path` is the executable that answered. The C++ compiler has read the
-registration, so whatever the source computes (14's menu, registered in a loop) is listed as it
+registration, so whatever the source computes (15's menu, registered in a loop) is listed as it
 runs. The executables are the build's: a kernel.cu changed since the last build is listed as it was
 built. Anything that cannot be asked or read is a RegistrationError in one line. Standard library only.
 """

@@ -11,7 +11,7 @@ with a run column (tile_per_shape.csv, ...). For each file, the steps it names a
 process after process: process p runs every (step, alpha, beta) group of the file once, each over
 its shapes in one process (--shapes), as many processes as the file has rows of one step and shape
 (--processes overrides), each checked, timed in --timing's mode and given its DRAM fraction
-(--dram-fraction). A step's variant ("12_swap_ab/swap_all") runs as --variant. DIR/FILE.csv gets the
+(--dram-fraction). A step's variant ("13_swap_ab/swap_all") runs as --variant. DIR/FILE.csv gets the
 new rows, every column the harness writes (results_csv.py), in the order of the runs; copy it over
 the committed one and run readme/filler.py --write.
 

@@ -22,7 +22,7 @@ number is ./NAME), the steps of --steps
 (default: the last step of each precision, every step from 10 on, whose figures the
 README's shapes chapter quotes, and 08_mma_ldmatrix, found by running each step once on a tiny shape), each in one process over the whole list (--shapes FILE of
 the step executables: each shape checked and timed against cuBLAS, short timing: SHAPES_TIMING),
-a chosen step's bounding variants after it (SHAPES_VARIANTS: 14_tile_per_shape's best_of_menu, one
+a chosen step's bounding variants after it (SHAPES_VARIANTS: 15_tile_per_shape's best_of_menu, one
 more process), then each peer likewise; and writes shapes.csv, shapes.md and the charts
 shapes_squares.png and shapes_llm.png (shapes.md joins cublas_picks.csv, plots/shapes/cublas_pick.py's,
 when --out holds one). With --publish, it copies them there and, when that is a checkout's
@@ -92,13 +92,13 @@ PUBLISHED = ("worklog.csv", "sweep.csv", "peers.csv", "table.md", "tflops.png", 
 SHAPES_TIMING = ("--warmup", "1", "--iters", "10", "--time-cap", "100")
 SHAPES_PUBLISHED = ("shapes.csv", "shapes.md", "shapes_squares.png", "shapes_llm.png")
 # The shapes run's runs of a chosen step beyond the step itself: the variants that bound it, each one
-# more process over the whole list, its rows under "<step>/<variant>". 14's best of menu times every
+# more process over the whole list, its rows under "<step>/<variant>". 15's best of menu times every
 # entry of its menu on each shape and runs the fastest: what its model's choice is judged against.
-SHAPES_VARIANTS = {"14_tile_per_shape": ("best_of_menu",)}
+SHAPES_VARIANTS = {"15_tile_per_shape": ("best_of_menu",)}
 PROBE_SIZE = 64  # the tiny run that tells a step's precision and whether this GPU runs it
 PORTABLE_STEP = "08_mma_ldmatrix"  # the fastest step that is not Hopper-only: always in the shapes run
 # The shapes chapter's first step, by number: README.md's shapes chapter quotes every step from here on
-# (10's cluster tiles, 11's stream-K, 12's swapped operands, 13's padding, 14's menu), so the default
+# (10's cluster tiles, 11's stream-K, 13's swapped operands, 14's padding, 15's menu), so the default
 # run has each of them that the build has.
 SHAPES_FROM = 10
 PEERS = {"torch": "torch.matmul", "triton": "Triton"}  # peers.py --engine, and the engine's name

@@ -3,7 +3,7 @@
 measures it (common/harness_timing.hpp, cold and warm) beside the ratio of the kernel times that
 Nsight Compute measures with its caches flushed, into timing_validation.csv.
 
-    python3 plots/run/validate_timing.py --bin-dir BUILD/bin --out DIR [--step 14_tile_per_shape]
+    python3 plots/run/validate_timing.py --bin-dir BUILD/bin --out DIR [--step 15_tile_per_shape]
         [--shapes 128x128x128,...] [--ncu PATH] [--timeout SECONDS]
 
 For each shape (default SHAPES: small squares, decode layers, convolutions, the headline squares):
@@ -12,7 +12,7 @@ For each shape (default SHAPES: small squares, decode layers, convolutions, the 
   - ncu (ncu_profile.run_profile: --cache-control all, --clock-control none) on `--profile step` and
     on `--profile cublas`, --launches launches each (--profile-launches), every kernel after a flush of
     the caches; a launch's time is the sum of its kernels' gpu__time_duration (cuBLAS's split-K
-    reduction, 13's copies), and the median over the launches is kept.
+    reduction, 14's copies), and the median over the launches is kept.
 A row agrees when the harness's cold ratio is within TOLERANCE (5%) of Nsight Compute's, or, for
 launches of a few microseconds, when the harness's times of the step and of cuBLAS are each within
 ABSOLUTE_US (0.3 µs) of Nsight Compute's. The harness's times include what lies between a launch's
@@ -70,7 +70,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", required=True, type=Path, help="folder with the step executables")
     parser.add_argument("--out", required=True, type=Path, help=f"folder for {FILE}")
-    parser.add_argument("--step", default="14_tile_per_shape", help="the step executable (default 14_tile_per_shape)")
+    parser.add_argument("--step", default="15_tile_per_shape", help="the step executable (default 15_tile_per_shape)")
     parser.add_argument("--shapes", type=shape_list, default=list(SHAPES),
                         help="comma-separated MxNxK (default: " + ",".join(map(shape_corpus.shape_text, SHAPES)) + ")")
     parser.add_argument("--iters", type=positive_int, default=50, help="timed rounds of the harness (default 50)")

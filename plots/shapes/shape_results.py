@@ -29,7 +29,7 @@ NOT_RUN = "not run"              # the engine ran but this shape has no row (it 
 CHECKS = MEASURED + (NOT_AVAILABLE, NOT_RUN)
 PEER_ENGINES = ("torch.matmul", "Triton")
 PRECISION_LABELS = {"fp16_out_fp16": "FP16→FP16"}  # torch.matmul where PyTorch has no FP32 output
-# A step's variant that times every entry of its menu on the shape and runs the fastest (14's): the
+# A step's variant that times every entry of its menu on the shape and runs the fastest (15's): the
 # bound that the step's own choice, its model, is judged against. Its engine is "<step>/best_of_menu",
 # as the step executable names it in its CSV rows.
 BEST_OF_MENU = "best_of_menu"
@@ -227,8 +227,8 @@ def worst(rows, engine, count=5):
 
 
 def bounded_step(engine):
-    """The step whose best of menu this engine is ("14_tile_per_shape/best_of_menu" ->
-    "14_tile_per_shape"), else None."""
+    """The step whose best of menu this engine is ("15_tile_per_shape/best_of_menu" ->
+    "15_tile_per_shape"), else None."""
     step, _, variant = engine.partition("/")
     return step if variant == BEST_OF_MENU else None
 

@@ -73,19 +73,19 @@ class CompareBuildsTest(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = compare_builds.main(["--before", str(self.tmp / "old"), "--after", str(self.tmp / "new"),
-                                        "--steps", "11_stream_k", "--shapes", str(self.shapes), *extra])
+                                        "--steps", "12_stream_k", "--shapes", str(self.shapes), *extra])
         return code, out.getvalue(), err.getvalue()
 
     def test_a_drop_beyond_the_threshold_is_a_loss_and_processes_alternate(self):
-        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=90, ms=0.05)
-        write_fake(self.tmp / "new", "11_stream_k", self.log, pct=79.5, pct7=85, ms=0.06)
+        write_fake(self.tmp / "old", "12_stream_k", self.log, pct=80, pct7=90, ms=0.05)
+        write_fake(self.tmp / "new", "12_stream_k", self.log, pct=79.5, pct7=85, ms=0.06)
         code, out, err = self.run_tool("--processes", "2", "--out", str(self.tmp / "rows.csv"))
         self.assertEqual(code, exit_codes.EXIT_OK, err)
-        self.assertIn("| 11_stream_k | 64x64x64 | 80.0 | 79.5 | -0.6% | 50.0 | 60.0 | +20.0% |", out)
-        self.assertIn("| 11_stream_k | 7x7x7 | 90.0 | 85.0 | -5.6% |", out)
+        self.assertIn("| 12_stream_k | 64x64x64 | 80.0 | 79.5 | -0.6% | 50.0 | 60.0 | +20.0% |", out)
+        self.assertIn("| 12_stream_k | 7x7x7 | 90.0 | 85.0 | -5.6% |", out)
         # -0.6% is inside the default 1%; -5.6% is not.
         self.assertIn("losses over 1% of cuBLAS's share: 1", out)
-        self.assertIn("11_stream_k 7x7x7: 90.0% -> 85.0% of cuBLAS (-5.6%)", out)
+        self.assertIn("12_stream_k 7x7x7: 90.0% -> 85.0% of cuBLAS (-5.6%)", out)
         runs = [line.split()[0] for line in self.log.read_text().splitlines()]
         self.assertEqual(len(runs), 8)  # 2 rounds × 2 shapes × 2 builds: one shape a process, the builds in turn
         with (self.tmp / "rows.csv").open() as f:
@@ -95,43 +95,43 @@ class CompareBuildsTest(unittest.TestCase):
         self.assertIn("--iters", self.log.read_text())
 
     def test_no_check_reaches_both_builds_and_their_unchecked_rows_count(self):
-        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=90, ms=0.05)
-        write_fake(self.tmp / "new", "11_stream_k", self.log, pct=70, pct7=90, ms=0.06)
+        write_fake(self.tmp / "old", "12_stream_k", self.log, pct=80, pct7=90, ms=0.05)
+        write_fake(self.tmp / "new", "12_stream_k", self.log, pct=70, pct7=90, ms=0.06)
         code, out, err = self.run_tool("--no-check", "--processes", "1")
         self.assertEqual(code, exit_codes.EXIT_OK, err)
         runs = self.log.read_text().splitlines()
         self.assertEqual(len(runs), 4)
         self.assertTrue(all(run.endswith("--no-check") for run in runs), runs)
-        self.assertIn("| 11_stream_k | 64x64x64 | 80.0 | 70.0 | -12.5% |", out)
-        self.assertIn("11_stream_k 64x64x64: 80.0% -> 70.0%", out)
+        self.assertIn("| 12_stream_k | 64x64x64 | 80.0 | 70.0 | -12.5% |", out)
+        self.assertIn("12_stream_k 64x64x64: 80.0% -> 70.0%", out)
 
     def test_a_failed_check_is_reported_and_its_shape_left_out(self):
         self.shapes.write_text("64x64x64\n9x9x9\n")
-        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=80, ms=0.05)
-        write_fake(self.tmp / "new", "11_stream_k", self.log, pct=81, pct7=80, ms=0.05)
+        write_fake(self.tmp / "old", "12_stream_k", self.log, pct=80, pct7=80, ms=0.05)
+        write_fake(self.tmp / "new", "12_stream_k", self.log, pct=81, pct7=80, ms=0.05)
         code, out, err = self.run_tool("--processes", "1")
         self.assertEqual(code, exit_codes.EXIT_CHECK_FAILED)
-        self.assertIn("before 11_stream_k 9x9x9 (process 1) failed: 11_stream_k: error: check failed", err)
+        self.assertIn("before 12_stream_k 9x9x9 (process 1) failed: 12_stream_k: error: check failed", err)
         self.assertNotIn("9x9x9", out)
-        self.assertIn("| 11_stream_k | 64x64x64 | 80.0 | 81.0 | +1.2% |", out)
+        self.assertIn("| 12_stream_k | 64x64x64 | 80.0 | 81.0 | +1.2% |", out)
         self.assertIn("losses over 1% of cuBLAS's share: none", out)
 
     def test_no_device_stops_with_77(self):
-        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=80, ms=0.05, no_device=True)
-        write_fake(self.tmp / "new", "11_stream_k", self.log, pct=80, pct7=80, ms=0.05, no_device=True)
+        write_fake(self.tmp / "old", "12_stream_k", self.log, pct=80, pct7=80, ms=0.05, no_device=True)
+        write_fake(self.tmp / "new", "12_stream_k", self.log, pct=80, pct7=80, ms=0.05, no_device=True)
         code, _, err = self.run_tool()
         self.assertEqual(code, exit_codes.EXIT_NO_DEVICE)
         self.assertIn("no CUDA device", err)
         self.assertEqual(len(self.log.read_text().splitlines()), 1)
 
     def test_bad_arguments_exit_2(self):
-        write_fake(self.tmp / "old", "11_stream_k", self.log, pct=80, pct7=80, ms=0.05)
-        for extra in (["--processes", "0"], ["--steps", "12_swap_ab"], ["--shapes", str(self.tmp / "bad.txt")]):
+        write_fake(self.tmp / "old", "12_stream_k", self.log, pct=80, pct7=80, ms=0.05)
+        for extra in (["--processes", "0"], ["--steps", "13_swap_ab"], ["--shapes", str(self.tmp / "bad.txt")]):
             (self.tmp / "bad.txt").write_text("64x64\n")
             with self.subTest(extra=extra), contextlib.redirect_stderr(io.StringIO()) as err:
                 with self.assertRaises(SystemExit) as stop:
                     compare_builds.main(["--before", str(self.tmp / "old"), "--after", str(self.tmp / "old"),
-                                         "--steps", "11_stream_k", "--shapes", str(self.shapes), *extra])
+                                         "--steps", "12_stream_k", "--shapes", str(self.shapes), *extra])
                 self.assertEqual(stop.exception.code, exit_codes.EXIT_BAD_ARGUMENT)
                 self.assertIn("error:", err.getvalue())
 

@@ -37,9 +37,9 @@ class ConfigReaderTest(unittest.TestCase):
                             ("09_wgmma_tma", ["block_tile_m", "block_tile_n", "block_tile_k", "stages",
                                               "producer_registers", "consumer_registers"]),
                             ("10_persistent_clusters", ["cluster_size", "group_rows", "stages"]),
-                            ("11_stream_k", ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size",
+                            ("12_stream_k", ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size",
                                              "fixup_slices"]),
-                            ("12_swap_ab", ["block_tile_n", "block_tile_k"])]:
+                            ("13_swap_ab", ["block_tile_n", "block_tile_k"])]:
             read = config.step_config(step)
             for name in names:
                 with self.subTest(step=step, name=name):
@@ -64,9 +64,9 @@ class ConfigReaderTest(unittest.TestCase):
                     self.assertEqual(read[name], stated(f"{step}/kernel.cu", name))
 
     def test_enumerators_and_library_constants(self):
-        self.assertEqual(config.step_config("11_stream_k")["decomposition"],
+        self.assertEqual(config.step_config("12_stream_k")["decomposition"],
                          re.search(r"decomposition = Decomposition::(\w+);",
-                                   (ROOT / "11_stream_k/kernel.cu").read_text(encoding="utf-8")).group(1))
+                                   (ROOT / "12_stream_k/kernel.cu").read_text(encoding="utf-8")).group(1))
         self.assertEqual(config.header_constants("common/hopper.cuh")["wgmma_m"], stated("common/hopper.cuh", "wgmma_m"))
         self.assertEqual(config.header_constants("common/wmma_tiles.cuh")["fragment_size"],
                          stated("common/wmma_tiles.cuh", "fragment_size"))
@@ -109,7 +109,7 @@ class StreamKArithmeticTest(unittest.TestCase):
         return stream_k.plan_shape(dict(self.config, **changes), m, n, k, 66)
 
     def test_the_test_config_reads_as_11s(self):
-        eleven = config.step_config("11_stream_k")
+        eleven = config.step_config("12_stream_k")
         for name in ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size", "fixup_slices", "decomposition"]:
             self.assertEqual(self.config[name], eleven[name], name)
 
@@ -182,7 +182,7 @@ class CommittedPicturesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             paths = []
             for attempt in range(2):
-                for step in ["01_naive", "11_stream_k"]:
+                for step in ["01_naive", "12_stream_k"]:
                     paths.append(Path(folder) / f"{step}.{attempt}.svg")
                     self.draw.PICTURES_DRAWN[step](step).save(paths[-1])
             for a, b in zip(paths[:2], paths[2:]):

@@ -167,9 +167,9 @@ class RepositoryTest(unittest.TestCase):
     def test_14s_menu_is_registered_from_its_one_list(self):
         # kernel.cu writes the menu once (menu_items) and registers each entry from it: the variants
         # are best_of_menu, then an entry per tile, named after its tile.
-        if "14_tile_per_shape" not in registrations.steps(ROOT):
-            self.skipTest("the build has no step 14")
-        variants = list(registrations.read(self.bin_dir, "14_tile_per_shape").variants)
+        if "15_tile_per_shape" not in registrations.steps(ROOT):
+            self.skipTest("the build has no step 15")
+        variants = list(registrations.read(self.bin_dir, "15_tile_per_shape").variants)
         self.assertEqual(variants[0], "best_of_menu")
         self.assertIn("menu_128x256_c2", variants)
         for name in variants[1:]:

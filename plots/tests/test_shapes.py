@@ -264,25 +264,25 @@ class ShapeResultsTest(unittest.TestCase):
             return {**dict.fromkeys(shape_results.COLUMNS), "engine": engine, "kind": "step", "precision": "fp16",
                     "category": category, "label": "", "m": m, "n": n, "k": k, "ms": ms, "tflops": 1.0,
                     "pct_cublas": pct, "check": check, "gpu": "G", "sm_count": 132, "timestamp": "t"}
-        model, best = "14_tile_per_shape", "14_tile_per_shape/best_of_menu"
+        model, best = "15_tile_per_shape", "15_tile_per_shape/best_of_menu"
         rows = [row(model, "square", (1024,) * 3, 1.00, 100.0), row(best, "square", (1024,) * 3, 0.96, 104.0),
                 row(model, "square", (2048,) * 3, 1.10, 90.0), row(best, "square", (2048,) * 3, 1.00, 99.0),
                 row(model, "small", (64,) * 3, 2.00, 50.0, "FAIL"), row(best, "small", (64,) * 3, 1.00, 100.0),
-                row("13_pad_unaligned", "square", (1024,) * 3, 2.0, 50.0)]
+                row("14_pad_unaligned", "square", (1024,) * 3, 2.0, 50.0)]
         self.assertEqual(shape_results.bounded_step(best), model)
         self.assertIsNone(shape_results.bounded_step("07_async_pipeline/no_padding"))
         self.assertEqual(shape_results.model_within(rows, "square", model, best), (1, 2))  # 1.10 > 1.05 × 1.00
         self.assertEqual(shape_results.model_within(rows, "small", model, best), (0, 0))  # a failed check: not counted
         table = shape_tables.step_table(rows).splitlines()
-        self.assertEqual(table[0], "| category (shapes) | 14_tile_per_shape | 14_tile_per_shape/best_of_menu | "
-                                   "13_pad_unaligned | 14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |")
+        self.assertEqual(table[0], "| category (shapes) | 15_tile_per_shape | 15_tile_per_shape/best_of_menu | "
+                                   "14_pad_unaligned | 15_tile_per_shape within 5% of 15_tile_per_shape/best_of_menu |")
         self.assertEqual(table[2], "| squares (2) | 94.9% · worst 90.0% 2048x2048x2048 | 101% · worst 99.0% 2048x2048x2048 "
                                    "| 50.0% · worst 50.0% 1024x1024x1024 | 1/2 |")
         self.assertEqual(table[3], "| small, sides ≤ 512 (1) | FAIL 1 | 100% · worst 100% 64x64x64 |  | — |")
         self.assertIn("on how many shapes the step's own choice takes at most 1.05× its time",
                       shape_tables.shapes_markdown(rows))
         # The README's per-category table gains the column too (one per engine).
-        self.assertIn("| 14_tile_per_shape | 14_tile_per_shape/best_of_menu |", shape_tables.category_table(rows))
+        self.assertIn("| 15_tile_per_shape | 15_tile_per_shape/best_of_menu |", shape_tables.category_table(rows))
 
     def test_dram_fraction_timing_and_roofline(self):
         # assemble() gives every measured row its least bytes over its time against the DRAM read rate that
@@ -299,10 +299,10 @@ class ShapeResultsTest(unittest.TestCase):
                     "timestamp": "2026-11-28T10:00:00Z", "timing": "cold", "sm_mhz_before": 1980.0,
                     "sm_mhz_after": 1965.0, "clock_fell": 0, "dram_read_gbps": rate}
         decode, square = (16, 4096, 4096), (4096, 4096, 4096)
-        rows = shape_results.assemble(entries, [raw("12_swap_ab", decode, 0.020, 0.016, 3000.0),
-                                                raw("12_swap_ab", square, 0.200, 0.190, 3200.0)], ["12_swap_ab"], {})
+        rows = shape_results.assemble(entries, [raw("13_swap_ab", decode, 0.020, 0.016, 3000.0),
+                                                raw("13_swap_ab", square, 0.200, 0.190, 3200.0)], ["13_swap_ab"], {})
         least = results_csv.least_bytes(16, 4096, 4096, "fp16")
-        step = next(r for r in rows if r["engine"] == "12_swap_ab" and r["m"] == 16)
+        step = next(r for r in rows if r["engine"] == "13_swap_ab" and r["m"] == 16)
         cublas = next(r for r in rows if r["kind"] == "cublas" and r["m"] == 16)
         self.assertAlmostEqual(step["dram_fraction"], least / 20e-6 / 3100e9)  # the median of the rates
         self.assertAlmostEqual(cublas["dram_fraction"], least / 16e-6 / 3100e9)

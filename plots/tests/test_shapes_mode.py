@@ -154,54 +154,54 @@ class ShapesModeTest(unittest.TestCase):
     def test_14_runs_its_best_of_menu_too(self):
         # 14 is the last step: the default run takes 14, then its best of menu (one more process,
         # --variant best_of_menu), then 13, 12, 08 and 04; shapes.md gains the model's column.
-        steps = ["04_outer_product", "08_mma_ldmatrix", "12_swap_ab", "13_pad_unaligned", "14_tile_per_shape"]
+        steps = ["04_outer_product", "08_mma_ldmatrix", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"]
         code, stdout, stderr = self.shapes_run({s: 0 for s in steps}, "--no-peers")
         self.assertEqual((code, stderr), (0, ""), stdout)
-        self.assertIn("with 14_tile_per_shape, 14_tile_per_shape/best_of_menu, 13_pad_unaligned, 12_swap_ab, "
+        self.assertIn("with 15_tile_per_shape, 15_tile_per_shape/best_of_menu, 14_pad_unaligned, 13_swap_ab, "
                       "08_mma_ldmatrix, 04_outer_product, cuBLAS\n", stdout)
-        self.assertIn("[shapes 1/6] 14_tile_per_shape 7 shapes\n", stdout)
-        self.assertIn("[shapes 2/6] 14_tile_per_shape/best_of_menu 7 shapes\n", stdout)
+        self.assertIn("[shapes 1/6] 15_tile_per_shape 7 shapes\n", stdout)
+        self.assertIn("[shapes 2/6] 15_tile_per_shape/best_of_menu 7 shapes\n", stdout)
         shape_calls = [c for c in self.calls() if "--shapes" in c]
-        self.assertEqual([c.split()[0] for c in shape_calls], ["14_tile_per_shape", "14_tile_per_shape",
-                                                               "13_pad_unaligned", "12_swap_ab", "08_mma_ldmatrix",
+        self.assertEqual([c.split()[0] for c in shape_calls], ["15_tile_per_shape", "15_tile_per_shape",
+                                                               "14_pad_unaligned", "13_swap_ab", "08_mma_ldmatrix",
                                                                "04_outer_product"])
         self.assertNotIn("--variant", shape_calls[0])
         self.assertIn("--warmup 1 --iters 10 --time-cap 100 --timing cold --dram-fraction --variant best_of_menu --csv",
                       shape_calls[1])
         rows = shape_results.load(self.out / "shapes.csv")
         self.assertEqual([e for e, _, _ in shape_results.engines(rows)][:2],
-                         ["14_tile_per_shape", "14_tile_per_shape/best_of_menu"])
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape/best_of_menu"}, {"PASS"})
+                         ["15_tile_per_shape", "15_tile_per_shape/best_of_menu"])
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "15_tile_per_shape/best_of_menu"}, {"PASS"})
         markdown = (self.out / "shapes.md").read_text()
-        self.assertIn("14_tile_per_shape within 5% of 14_tile_per_shape/best_of_menu |", markdown)
+        self.assertIn("15_tile_per_shape within 5% of 15_tile_per_shape/best_of_menu |", markdown)
         self.assertIn("| squares (2) | 50.0% · worst 50.0% 256x256x256 | 50.0% · worst 50.0% 256x256x256 |", markdown)
         self.assertIn(" | 2/2 |\n", markdown)  # the fake steps take the same time for either run
 
     def test_a_gpu_that_cannot_run_14_runs_neither_it_nor_its_best_of_menu(self):
-        steps = {"08_mma_ldmatrix": 0, "13_pad_unaligned": 4, "14_tile_per_shape": 4}
+        steps = {"08_mma_ldmatrix": 0, "14_pad_unaligned": 4, "15_tile_per_shape": 4}
         code, stdout, stderr = self.shapes_run(steps, "--no-peers", "--steps", "14,08")
         self.assertEqual(code, 0, stdout + stderr)
-        self.assertIn("run_worklog: skipping 14_tile_per_shape: 14_tile_per_shape needs compute capability 9.0", stderr)
+        self.assertIn("run_worklog: skipping 15_tile_per_shape: 15_tile_per_shape needs compute capability 9.0", stderr)
         self.assertNotIn("best_of_menu", stderr)
-        self.assertEqual([c.split()[0] for c in self.calls()], ["14_tile_per_shape", "08_mma_ldmatrix"])
+        self.assertEqual([c.split()[0] for c in self.calls()], ["15_tile_per_shape", "08_mma_ldmatrix"])
         self.assertEqual([e for e, _, _ in shape_results.engines(shape_results.load(self.out / "shapes.csv"))],
                          ["08_mma_ldmatrix", "cuBLAS GemmEx FP16→FP32"])
 
     def test_a_failed_best_of_menu_is_a_failure_of_its_own(self):
         # The best of menu is a run like a step's: its exit code is read the same way.
-        bin_dir = make_bin_dir(self.root, {"14_tile_per_shape": 0})
-        script = (bin_dir / "14_tile_per_shape").read_text().replace(
-            "#!/bin/sh\n", '#!/bin/sh\ncase " $* " in *" --variant "*) echo "14_tile_per_shape/best_of_menu: error: '
+        bin_dir = make_bin_dir(self.root, {"15_tile_per_shape": 0})
+        script = (bin_dir / "15_tile_per_shape").read_text().replace(
+            "#!/bin/sh\n", '#!/bin/sh\ncase " $* " in *" --variant "*) echo "15_tile_per_shape/best_of_menu: error: '
                            'fake" >&2; exit 5 ;; esac\n')
-        (bin_dir / "14_tile_per_shape").write_text(script)
+        (bin_dir / "15_tile_per_shape").write_text(script)
         code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
                                           "--no-peers", "--steps", "14")
         self.assertEqual(code, 1, stdout + stderr)
-        self.assertIn("run_worklog: 14_tile_per_shape/best_of_menu stopped with exit code 5; its remaining shapes are "
+        self.assertIn("run_worklog: 15_tile_per_shape/best_of_menu stopped with exit code 5; its remaining shapes are "
                       "left out; continuing", stderr)
-        self.assertIn("\nrun_worklog: FAILED: 14_tile_per_shape/best_of_menu (exit code 5: ", stderr)
+        self.assertIn("\nrun_worklog: FAILED: 15_tile_per_shape/best_of_menu (exit code 5: ", stderr)
         rows = shape_results.load(self.out / "shapes.csv")  # the step's own rows are all there
-        self.assertEqual({r["check"] for r in rows if r["engine"] == "14_tile_per_shape"}, {"PASS"})
+        self.assertEqual({r["check"] for r in rows if r["engine"] == "15_tile_per_shape"}, {"PASS"})
 
     def test_cublas_picks_in_the_results_folder_join_shapes_md(self):
         from shapes import cublas_names

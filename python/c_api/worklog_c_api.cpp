@@ -31,7 +31,7 @@ namespace {
 // Per thread, so that two threads that fail at once each read their own reason.
 thread_local std::string last_error;
 
-// The steps' code keeps caches of its own (kernel attributes set once, 14's device properties) that
+// The steps' code keeps caches of its own (kernel attributes set once, 15's device properties) that
 // were written for one thread, the harness's; ctypes releases Python's lock during a call, so two
 // Python threads could enter at once. One lock over every call that reaches a step keeps them apart
 // (a launch only enqueues work, so holding it is short).

@@ -3,7 +3,7 @@
 //
 //     lab_routes [--sms N] [--gpu NAME] MxNxK [MxNxK ...]
 //
-//     {"sms": 132, "gpu": "", "shapes": [{"shape": [3072, 3072, 3072], "steps": {"11_stream_k":
+//     {"sms": 132, "gpu": "", "shapes": [{"shape": [3072, 3072, 3072], "steps": {"12_stream_k":
 //       {"route": "tma", "regions": [{"name": "publish", "runs": true}, ...], "tiles": 144, ...}}}]}
 //
 // Exit codes (common/exit_codes.hpp): 0 written; 2 a bad command line or a shape the steps cannot
@@ -46,9 +46,9 @@ struct StepRoute {
   Route (*route)(Shape, const Gpu&);
 };
 const StepRoute steps[] = {
-    {"09_wgmma_tma", route_09},         {"10_persistent_clusters", route_10}, {"11_stream_k", route_11},
-    {"12_swap_ab", route_12},           {"13_pad_unaligned", route_13},       {"14_tile_per_shape", route_14},
-    {"15_both_orientations", route_15},
+    {"09_wgmma_tma", route_09},         {"10_persistent_clusters", route_10}, {"12_stream_k", route_12},
+    {"13_swap_ab", route_13},           {"14_pad_unaligned", route_14},       {"15_tile_per_shape", route_15},
+    {"16_both_orientations", route_16},
 };
 
 std::string json(const Route& r) {
@@ -82,10 +82,10 @@ int main(int argc, char** argv) {
     std::smatch parts;
     if (word == "--help" || word == "-h") {
       std::cout << "lab_routes [--sms N] [--gpu NAME] MxNxK [MxNxK ...]\n"
-                   "For each shape, the route of every Hopper step (09 to 15) and which of its LAB regions run,\n"
+                   "For each shape, the route of every Hopper step (09 to 16) and which of its LAB regions run,\n"
                    "as JSON: the lab's check that each step's performance shape (lab/rubric.json) runs them.\n"
                    "--sms: the GPU's multiprocessors (default 132: one worker per SM, clusters of two on pairs);\n"
-                   "--gpu: the name 14's calibration prices it under (default: the first GPU of its table).\n"
+                   "--gpu: the name 15's calibration prices it under (default: the first GPU of its table).\n"
                    "No GPU needed.\n";
       return exit_ok;
     } else if ((word == "--sms" || word == "--gpu") && i + 1 < argc) {

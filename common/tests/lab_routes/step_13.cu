@@ -1,32 +1,22 @@
-// lab_routes (lab_routes.hpp): step 13. Its padding (common/sm90/pad_unaligned.cuh, included whole)
-// gives the alignment rule (tma_describable, as launch_padded applies it) and the decision
-// (decide_padding, its LAB region, which plan_padding calls before it sizes the workspace). The regions: the decision
-// runs on every launch; the copy (pad_copy) where an operand is padded, the hand-off where anything is; the in-place
-// kernel's repeat regions on the in-place route.
+// lab_routes (lab_routes.hpp): step 13. The library's swap kernel (swap_kernel.cuh) gives the rule and
+// the widths; the route below is 13's launch_config's, in its order: 08's kernel where TMA cannot
+// describe A or B (tma_path_possible), 11 for M above swap_ab::max_m (13's swap_max_m), the swap
+// kernel otherwise, at the width with_width picks. Every LAB region of 12 is in the swap kernel.
 #include "lab_routes.hpp"
-#include "sm90/pad_unaligned.cuh"
+#include "sm90/swap_gemm.hpp"
+#include "sm90/swap_kernel.cuh"
 
 namespace worklog::lab_routes {
 
 Route route_13(Shape s, const Gpu&) {
   const GemmProblem<__half> p = packed_problem(s);
-  const bool a_ok = tma_describable(p.a, p.lda), b_ok = tma_describable(p.b, p.ldb),
-             c_ok = tma_describable(p.c, p.ldc, sizeof(float)) && p.n % 4 == 0;
-  const pad_unaligned::Padding d = pad_unaligned::decide_padding<pad_unaligned::PadConfig>(s, a_ok, b_ok, c_ok);
-  using Path = pad_unaligned::Route;  // 13's routes (lab_routes::Route is this program's answer)
-  const bool in_place = d.route == Path::in_place, pad_a = d.pad_a, pad_b = d.pad_b, stage_c = d.stage_c;
-  Route r{in_place                         ? "in_place"
-          : d.route == Path::staged_c      ? "staged_c"
-          : d.route == Path::swap_direct_c ? "swap_direct_c"
-                                           : "step_12"};
-  r.region("pad_copy", pad_a || pad_b);
-  r.region("decide_padding", true);
-  r.region("padded_hand_off", pad_a || pad_b || stage_c);
-  r.region("in_place_products", in_place);
-  r.region("in_place_pipeline", in_place);
-  r.fact("pad_a", pad_a);
-  r.fact("pad_b", pad_b);
-  r.fact("stage_c", stage_c);
+  const bool swap = swap_ab::tma_path_possible(p) && p.m <= swap_ab::max_m;
+  Route r{!swap_ab::tma_path_possible(p) ? "08" : swap ? "swap" : "11"};
+  for (const char* name :
+       {"descriptors", "store_transposed", "barriers", "producer", "arm_and_copy", "release_stage", "wait_full"})
+    r.region(name, swap);
+  r.fact("swap_max_m", (long long)swap_ab::max_m);
+  if (swap) r.fact("width", (long long)swap_ab::with_width(p.m, [](auto width) { return int(width); }));
   return r;
 }
 

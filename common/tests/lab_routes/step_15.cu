@@ -1,57 +1,87 @@
-// lab_routes (lab_routes.hpp): step 15. Its menu (14's entries, then 12's swapped tiles:
-// both_orientations::menu(), from 15's kernel, which the program links), the model (14's, over that
-// menu at this step's prices: prices_of_step(15)) and its one LAB region, swapped_work: the work of a swapped entry,
-// which the model asks for when it prices the entry. The route is Routes15's (14's launch_routes.cuh), in its order
-// (tile_per_shape::route_of, which the launch calls): the model runs on the menu's route, and on 13's
-// padding where 13 hands the padded problem back to the step (Routes::launch_aligned) and M is above
-// tile_per_shape::few_rows; few rows go to 12's launcher, which asks no model.
-//
-// Which entries the model prices is read from 15's own table: 14's choice (choose) skips an entry
-// that no line of the table names, before it asks for the entry's work, so swapped_work runs only
-// where some swapped entry is priced. The pick among priced entries is not worked out here: a swapped
-// entry's plan (swap_ab::SwappedTile: cluster_parts, plan) asks the device how many of its blocks
-// and clusters fit, and 12's kernel.cu offers no way around that.
-#include <algorithm>
+// lab_routes (lab_routes.hpp): step 15. The library's tile_per_shape.hpp gives the menu, each entry's
+// work on a number of clusters (Entry::work_on: the model's terms, busiest_cluster, a LAB region of
+// common/sm90/tile_per_shape.cu) and the prices (prices_of_step(15)). The route is
+// launch_tile_per_shape's, in its order: few columns, tiny K, small problems, rows TMA cannot
+// describe (13), few rows (12), and only then the menu (tile_per_shape::route_of, which the launch
+// calls), whose entry the model picks (choose). Both
+// LAB regions run on the menu's route; what tells whether they matter is the pick: a handout whose
+// choice is not written runs entry 0 (choose's `best` stays 0), and one whose terms are not written
+// (busiest_cluster's Work stays zero) picks the entry whose launch costs least. The plan of each entry
+// is 11's (stream_k::plan_shape) on one worker per SM, clusters of two on pairs of SMs, as
+// work_on_this_gpu asks the device (lab_routes.hpp).
 #include <cstring>
+#include <sstream>
 
 #include "lab_routes.hpp"
-#include "sm90/both_orientations.hpp"
 #include "sm90/tile_per_shape.hpp"
 
 namespace worklog::lab_routes {
+namespace {
+
+using tile_per_shape::Calibration;
+using tile_per_shape::Costs;
+using tile_per_shape::Entry;
+using tile_per_shape::Work;
+
+// costs_of without the device: the entry's prices on `gpu` (by name and multiprocessors), else the first
+// GPU's of the table; nullptr when the entry has none. The calibration's GPU is returned in `priced_on`.
+const Costs* costs_on(const Entry& e, const Gpu& gpu, std::string& priced_on) {
+  const Calibration* fallback = nullptr;
+  for (const Calibration& c : tile_per_shape::prices_of_step(15)) {
+    if (std::strcmp(c.entry, e.name) != 0) continue;
+    if (gpu.name == c.gpu && c.sms == gpu.sms) {
+      priced_on = c.gpu;
+      return &c.costs;
+    }
+    if (!fallback) fallback = &c;
+  }
+  if (fallback) priced_on = fallback->gpu;
+  return fallback ? &fallback->costs : nullptr;
+}
+
+}  // namespace
 
 Route route_15(Shape s, const Gpu& gpu) {
   const GemmProblem<__half> p = packed_problem(s);
+  const Strides strides = strides_of(p);
   // The launch's own decision (tile_per_shape::route_of), on operands that start on 16 bytes.
-  const tile_per_shape::Route route = tile_per_shape::route_of(s, strides_of(p), true);
+  const tile_per_shape::Route route = tile_per_shape::route_of(s, strides, true);
   Route r{tile_per_shape::route_name(route)};
-  // Where the problem reaches Routes::launch_aligned: directly, or padded by 13 when 13's decision hands the
-  // padded problem on (route_13: 12's launcher there, Routes::launch_aligned here) rather than reading it in
-  // place or writing C with 13's own swap kernel.
-  bool aligned = route == tile_per_shape::Route::menu || route == tile_per_shape::Route::few_rows;
-  if (route == tile_per_shape::Route::padded) {
-    const std::string padding = route_13(s, gpu).path;
-    aligned = padding == "step_12" || padding == "staged_c";
-    r.fact("padding", padding);
+  const bool menu = route == tile_per_shape::Route::menu;
+  r.region("busiest_cluster", menu);
+  r.region("choose", menu);
+  if (!menu) return r;
+  // choose()'s loop: the cheapest priced entry, the first of equals; and the same without the terms.
+  const std::vector<Entry>& entries = tile_per_shape::menu();
+  std::size_t pick = 0, pick_without_work = 0;
+  double best_us = -1.0, best_without_work_us = -1.0;
+  std::string priced_on;
+  std::ostringstream table;
+  table << "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    const int resident = gpu.sms / e.cluster;
+    if (!e.work_on) throw std::logic_error(std::string("lab_routes: 15's menu entry ") + e.name + " offers no work_on");
+    const Work work = e.work_on(s, strides, resident);
+    const Costs* c = costs_on(e, gpu, priced_on);
+    table << (i ? ", " : "") << "{\"entry\": " << Route::quoted(e.name) << ", \"resident\": " << resident
+          << ", \"slices\": " << work.slices << ", \"segments\": " << work.segments
+          << ", \"fixup\": " << (work.fixup ? "true" : "false") << ", \"unaligned_slices\": " << work.unaligned_slices;
+    if (c) {
+      const double us = tile_per_shape::predict_us(*c, work), without_work_us = tile_per_shape::predict_us(*c, Work{});
+      table << ", \"model_us\": " << us;
+      if (best_us < 0.0 || us < best_us) best_us = us, pick = i;
+      if (best_without_work_us < 0.0 || without_work_us < best_without_work_us)
+        best_without_work_us = without_work_us, pick_without_work = i;
+    }
+    table << "}";
   }
-  const bool model = aligned && s.m > tile_per_shape::few_rows;  // Routes::launch_aligned: few rows go to 12
-  // choose(): an entry is priced when a line of the table names it (its GPU's, else the first GPU's).
-  const std::vector<tile_per_shape::Entry>& entries = both_orientations::menu();
-  const std::vector<tile_per_shape::Calibration>& calibration = tile_per_shape::prices_of_step(15);
-  const std::size_t first_swapped = tile_per_shape::menu().size();  // 14's entries come first
-  const auto priced = [&](const tile_per_shape::Entry& e) {
-    return std::any_of(calibration.begin(), calibration.end(),
-                       [&](const tile_per_shape::Calibration& c) { return std::strcmp(c.entry, e.name) == 0; });
-  };
-  const long long priced_entries = std::count_if(entries.begin(), entries.end(), priced);
-  const bool swapped_priced = std::any_of(entries.begin() + first_swapped, entries.end(), priced);
-  r.region("swapped_work", model && swapped_priced);
-  r.fact("model", model);
-  r.fact("menu_entries", (long long)entries.size());
-  r.fact("swapped_entries", (long long)(entries.size() - first_swapped));
-  r.fact("priced_entries", priced_entries);
-  // Nothing priced: choose keeps entry 0 and asks no entry for its work.
-  if (model && priced_entries == 0) r.fact("pick", std::string(entries[0].name));
+  table << "]";
+  r.fact("priced_on", priced_on);
+  r.fact("pick", std::string(entries[pick].name));
+  r.fact("pick_without_the_choice", std::string(entries[0].name));
+  r.fact("pick_without_the_terms", std::string(entries[pick_without_work].name));
+  r.fact_json("entries", table.str());
   return r;
 }
 
