@@ -1,9 +1,10 @@
-// Step 11 (Hopper) — stream-K: every cluster busy to the end, whatever the number of tiles.
+// Step 12 (Hopper) — stream-K's shared fixup: a tile cut among many units is added up by all of them.
 //
-// Adds to 10: the work is counted in k-slices of tiles; whole waves of tiles stay data-parallel and
-// the tiles of the last wave are cut into aligned k-parts over all clusters, whose partial sums meet
-// in a workspace and are added in a fixed order (the fixup): the same bits in every run.
-// Why it helps: a last wave of a few tiles no longer leaves most clusters idle.
+// Adds to 11: a split tile held by more than two units is no longer added up and written by the unit
+// holding its first part alone: every unit, once its range ends, adds the partials of a share of
+// the tile's pieces, in the order of the k-slices (the same bits in every run), and writes them.
+// Why it helps: the fixup of a tile cut in s parts takes one unit's share of the tile instead of s − 1
+// partials read one after another by one unit.
 //
 // Run: build/bin/12_stream_k --m 3072 --n 3072 --k 3072
 // The lesson (the idea, its arithmetic, the measurements): README.md beside this file.
@@ -16,34 +17,28 @@
 namespace worklog {
 namespace {
 
-using stream_k::Decomposition;
-
 // ---- Configuration ------------------------------------------------------------------------------
-// One knob a line; README.md says how each value was chosen. stream_k_kernel.cuh's Layout derives the
-// rest and checks each knob.
+// 11's configuration and one knob: the fixup. README.md says how its value was chosen.
 struct Config {
   static constexpr int block_tile_m = 128;        // rows of C per block: one 64-row consumer warpgroup per wgmma_m
   static constexpr int block_tile_n = 256;        // columns of C per block: the n of the widest wgmma, 256
   static constexpr int block_tile_k = 64;         // K per stage: one 128-byte swizzled row of A (64 FP16)
   static constexpr int stages = 4;                // 4 × 48 KiB: three slices in flight while one is multiplied
-  static constexpr int group_rows = 8;            // grouped tile order: tile rows per group, as in 07 to 09
+  static constexpr int group_rows = 8;            // grouped tile order: tile rows per group, as in 07 to 11
   static constexpr int producer_registers = 40;   // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
-  static constexpr Decomposition decomposition = Decomposition::hybrid;  // stream_k_schedule.cuh: the rule
-  static constexpr int split_k = 1;                                      // parts per tile, for Decomposition::split_k
-  static constexpr int fixup_slices = 16;      // splitting costs a unit about this many k-slices (README.md)
-  static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one of them
+  using rule = stream_k::LastWaveInParts;         // 11's rule: the last wave's tiles in aligned k-parts
+  static constexpr int fixup_slices = 16;         // 11's estimate of what a cut costs a unit, in k-slices
+  using fixup = stream_k::SharedAbove<2>;         // a tile cut among more than 2 units: its fixup shared (README.md)
 };
 
 // ---- Launch -----------------------------------------------------------------------------------------
 
-// Bytes of workspace for a shape: one 64 KiB partial and one flag per (slot, block, consumer), 256
-// KiB and 16 bytes per slot with clusters of 2. The step (aligned parts): one slot per unit, at most
-// one unit per resident cluster: at most 66 × 256 KiB = 16.5 MiB on a GPU of 132 SMs. Even
-// distribution (stream_k_only, hybrid_even): two slots per unit, 33 MiB. Split-K in s parts (a
-// variant): tiles · s slots, which grows with the shape. None where the strides send the problem to 08.
+// Bytes of workspace for a shape: as 11's, one 256 KiB slot per unit with clusters of 2. Ranges dealt
+// evenly (stream_k_only, hybrid_even) leave up to two partials a unit: two slots, 33 MiB on a GPU of
+// 132 SMs. None where the strides send the problem to 08.
 template <class Variant>
 std::size_t workspace_bytes(Shape shape, Strides strides) {
   return stream_k::tma_strides_possible(shape, strides) ? stream_k::tma_workspace_bytes<Variant>(shape) : 0;
@@ -56,28 +51,16 @@ void launch_config(const GemmProblem<__half>& p, cudaStream_t stream) {
   stream_k::launch_tma<Variant>(p, stream, "12_stream_k");
 }
 
-// Variants, for the README's tables: other decompositions, the fixup by one unit, no clusters.
-struct DataParallel : Config {
-  static constexpr Decomposition decomposition = Decomposition::data_parallel;
-};
-struct SplitK2 : Config {
-  static constexpr Decomposition decomposition = Decomposition::split_k;
-  static constexpr int split_k = 2;
-};
-struct SplitK4 : SplitK2 {
-  static constexpr int split_k = 4;
+// Variants, for the README's tables: the fixup shared for every split tile, stream-K's even deal of
+// the iterations (ranges across tiles), no clusters.
+struct FixupShared : Config {
+  using fixup = stream_k::SharedAbove<1>;
 };
 struct StreamKOnly : Config {
-  static constexpr Decomposition decomposition = Decomposition::stream_k;
+  using rule = stream_k::EveryTileEven;
 };
 struct HybridEven : Config {
-  static constexpr Decomposition decomposition = Decomposition::hybrid_even;
-};
-struct FixupAlone : Config {
-  static constexpr int fixup_alone_units = 1 << 30;
-};
-struct FixupShared : Config {
-  static constexpr int fixup_alone_units = 1;
+  using rule = stream_k::LastWavesEven;
 };
 struct NoCluster : Config {
   static constexpr int cluster_size = 1;
@@ -89,24 +72,17 @@ struct NoCluster : Config {
 // wgmma and setmaxnreg exist on sm_90a alone: compute capability 9.0, exactly.
 WORKLOG_REGISTER_STEP(
     Step<__half>{"12_stream_k", launch_config<Config>}
-        .adds(
-            "stream-K: whole waves data-parallel, the remaining tiles in k-parts over all clusters, fixed-order fixup")
+        .adds("stream-K's shared fixup: a tile cut among more than 2 units is added up and written by all of them")
         .reuses_tile(Config::cluster_size* Config::block_tile_m, Config::block_tile_n)
         .needs_compute_capability(90, 90)
         .needs_workspace(workspace_bytes<Config>)
-        .variant("data_parallel", "whole tiles only (10's schedule)", launch_config<DataParallel>,
-                 workspace_bytes<DataParallel>)
-        .variant("split_k2", "every tile in 2 k-parts", launch_config<SplitK2>, workspace_bytes<SplitK2>)
-        .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
+        .variant("fixup_shared", "every split tile's fixup shared by all its units", launch_config<FixupShared>,
+                 workspace_bytes<FixupShared>)
         .variant("stream_k_only", "every tile's slices split evenly over the clusters", launch_config<StreamKOnly>,
                  workspace_bytes<StreamKOnly>)
         .variant("hybrid_even", "whole waves but one, the rest's slices evenly over the clusters",
                  launch_config<HybridEven>, workspace_bytes<HybridEven>)
-        .variant("fixup_alone", "every split tile fixed up by the unit holding its slice 0 alone",
-                 launch_config<FixupAlone>, workspace_bytes<FixupAlone>)
-        .variant("fixup_shared", "every split tile's fixup shared by all its units", launch_config<FixupShared>,
-                 workspace_bytes<FixupShared>)
-        .variant("no_cluster", "the hybrid with single blocks, no multicast", launch_config<NoCluster>,
-                 workspace_bytes<NoCluster>, Config::block_tile_m, Config::block_tile_n))
+        .variant("no_cluster", "single blocks, no multicast", launch_config<NoCluster>, workspace_bytes<NoCluster>,
+                 Config::block_tile_m, Config::block_tile_n))
 
 }  // namespace worklog

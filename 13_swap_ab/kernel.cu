@@ -1,6 +1,6 @@
 // Step 13 (Hopper) — swap AB: few rows of A, at the speed of DRAM.
 //
-// Adds to 11: for M up to 128, the kernel computes Cᵀ = Bᵀ·Aᵀ, so that M becomes the wgmma's n (a
+// Adds to 12: for M up to 128, the kernel computes Cᵀ = Bᵀ·Aᵀ, so that M becomes the wgmma's n (a
 // width of 8 to 256, picked from M) and N its 64-row side, and cuts K over the SMs; a tile's
 // k-parts that fit in one wave add up in their cluster's shared memory.
 // Why it helps: decode-time GEMMs are bound by reading B once; the swap wastes no tensor-core rows
@@ -27,15 +27,13 @@ struct Config {
   static constexpr int block_tile_n = 128;       // columns of C per block: one 64-row consumer warpgroup per wgmma_m
   static constexpr int block_tile_k = 64;        // K per stage: one 128-byte swizzled row of A, 64 rows of B's boxes
   static constexpr int max_stages = 16;          // as many stages as fit in 227 KiB, but no more than this
-  static constexpr int swap_max_m = 128;         // a larger M runs faster as 11 (README.md: the crossover)
-  static constexpr int group_rows = 8;           // grouped tile order, as in 07 to 11 (several column tiles: M > width)
+  static constexpr int swap_max_m = 128;         // a larger M runs faster as 12 (README.md: the crossover)
+  static constexpr int group_rows = 8;           // grouped tile order, as in 07 to 12 (several column tiles: M > width)
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few...
   static constexpr int consumer_registers = 232;  // ...the consumers' accumulators (up to 128) many
-  static constexpr Decomposition decomposition =
-      Decomposition::hybrid;                          // 11's rule (stream_k_schedule.cuh; README.md: measured)
-  static constexpr int split_k = 1;                   // parts per tile, for Decomposition::split_k
+  using rule = stream_k::LastWaveInParts;            // 11's rule (split_k_schedule.cuh; README.md: measured)
   static constexpr int fixup_slices = 16;             // 11's estimate of what splitting costs, for the hybrid rule
-  static constexpr int fixup_alone_units = 1 << 30;   // every split tile fixed up by one unit: partials are small
+  using fixup = stream_k::ByFirstUnit;               // every split tile fixed up by one unit: partials are small
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (README.md)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow
@@ -79,23 +77,22 @@ struct SwapAll : Config {
   static constexpr int swap_max_m = 1 << 30;
 };
 struct DataParallel : Config {
-  static constexpr Decomposition decomposition = Decomposition::data_parallel;
+  using rule = stream_k::WholeTiles;
   static constexpr bool cluster_split = false;
 };
 struct StreamK : Config {
-  static constexpr Decomposition decomposition = Decomposition::stream_k;
+  using rule = stream_k::EveryTileEven;
   static constexpr bool cluster_split = false;
 };
 struct SplitK2 : Config {
-  static constexpr Decomposition decomposition = Decomposition::split_k;
-  static constexpr int split_k = 2;
+  using rule = stream_k::EveryTileInParts<2>;
   static constexpr bool cluster_split = false;
 };
 struct SplitK4 : SplitK2 {
-  static constexpr int split_k = 4;
+  using rule = stream_k::EveryTileInParts<4>;
 };
 struct FixupShared : Config {
-  static constexpr int fixup_alone_units = 2;  // 11's: tiles of more than 2 units share their fixup
+  using fixup = stream_k::SharedAbove<2>;  // 12's: tiles of more than 2 units share their fixup
   static constexpr bool cluster_split = false;
 };
 struct WorkspaceFixup : Config {
@@ -104,14 +101,14 @@ struct WorkspaceFixup : Config {
 }  // namespace
 
 // For the shapes the swap takes, the reuse tile depends on M; the roofline's model (the worklog's
-// large squares) sees 11's tile, to which those go.
+// large squares) sees 12's tile, to which those go.
 WORKLOG_REGISTER_STEP(
     Step<__half>{"13_swap_ab", launch_config<Config>}
-        .adds("few rows of A: Cᵀ = Bᵀ·Aᵀ with M as the wgmma's n (M ≤ 128), K split over the SMs; larger M as 11")
+        .adds("few rows of A: Cᵀ = Bᵀ·Aᵀ with M as the wgmma's n (M ≤ 128), K split over the SMs; larger M as 12")
         .reuses_tile(256, 256)
         .needs_compute_capability(90, 90)
         .needs_workspace(workspace_bytes<Config>)
-        .variant("swap_all", "the swap for every M (no hand-off to 11)", launch_config<SwapAll>,
+        .variant("swap_all", "the swap for every M (no hand-off to 12)", launch_config<SwapAll>,
                  workspace_bytes<SwapAll>)
         .variant("data_parallel", "whole tiles only: one block per tile", launch_config<DataParallel>,
                  workspace_bytes<DataParallel>)
@@ -119,7 +116,7 @@ WORKLOG_REGISTER_STEP(
                  workspace_bytes<StreamK>)
         .variant("split_k2", "every tile in 2 k-parts", launch_config<SplitK2>, workspace_bytes<SplitK2>)
         .variant("split_k4", "every tile in 4 k-parts", launch_config<SplitK4>, workspace_bytes<SplitK4>)
-        .variant("fixup_shared", "tiles of more than 2 units share their fixup (11's rule)", launch_config<FixupShared>,
+        .variant("fixup_shared", "tiles of more than 2 units share their fixup (12's rule)", launch_config<FixupShared>,
                  workspace_bytes<FixupShared>)
         .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
                  launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>)

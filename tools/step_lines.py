@@ -5,8 +5,11 @@ adds against the step before it (tools/README.md: step_lines).
 A code line is a line of C++ or CUDA that is neither blank nor only a comment. A step's code is the
 files of its folder plus the library files that say, in their first lines, that they hold its idea
 ("(step NN's idea"); a route of the library ("A route of the Hopper library") and the harness count
-for no step. What a step adds is the lines of its code that a diff against the previous step's code
-marks as new or changed. --check fails (exit 1) where a step adds more than --max-added lines, a
+for no step. What a step builds on is the previous step's code and the library files of earlier
+steps' ideas that it includes (directly or through other library files). What a step adds is the
+lines of each file of its code that a diff of that file against what the previous step builds on
+marks as new or changed, summed over its files (as `diff -u 10_persistent_clusters/kernel.cu
+common/sm90/stream_k_kernel.cuh` shows a library file's new lines). --check fails (exit 1) where a step adds more than --max-added lines, a
 file of a step folder is longer than --max-file lines, or a source file outside a step's folder
 includes a file of a step folder (or one step's file another step's); --allow-adds STEP and
 --allow-include FILE name the known exceptions, each of which must still be one.
@@ -77,21 +80,47 @@ def step_includes(root):
     return found
 
 
+def included_ideas(root, paths, ideas):
+    """The idea files (of any step) that the files `paths` include, directly or through other files
+    of common/, in the order first reached."""
+    idea_files = {path for files in ideas.values() for path in files}
+    found, seen, queue = [], set(), list(paths)
+    while queue:
+        path = queue.pop(0)
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            match = INCLUDE.match(line)
+            target = root / "common" / match.group(1) if match else None
+            if target is None or not target.is_file() or target in seen:
+                continue
+            seen.add(target)
+            queue.append(target)
+            if target in idea_files:
+                found.append(target)
+    return found
+
+
+def added_lines(base, path):
+    """The code lines of `path` that a diff against the lines `base` marks as new or changed."""
+    lines = code_lines(path)
+    matcher = difflib.SequenceMatcher(None, base, lines, autojunk=False)
+    return sum(j2 - j1 for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert"))
+
+
 def rows(root):
     ideas = library_ideas(root)
     previous = []
     for step in sorted(p for p in root.iterdir() if p.is_dir() and re.match(r"\d\d_", p.name)):
         own = [p for p in sorted(step.iterdir()) if p.suffix in SOURCES]
         library = ideas.get(step.name[:2], [])
-        lines = [line for path in own + library for line in code_lines(path)]
-        matcher = difflib.SequenceMatcher(None, previous, lines, autojunk=False)
-        added = sum(j2 - j1 for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert"))
+        added = sum(added_lines(previous, path) for path in own + library)
         longest = max(((len(p.read_text(encoding="utf-8").splitlines()), p) for p in step.iterdir() if p.is_file()),
                       default=(0, None))
         yield {"step": step.name, "folder": sum(len(code_lines(p)) for p in own),
                "library": sum(len(code_lines(p)) for p in library), "adds": added,
                "longest_file": longest, "library_files": [str(p.relative_to(root)) for p in library]}
-        previous = lines
+        # What the next step builds on: this step's code and the earlier ideas it includes.
+        built_on = own + library + [p for p in included_ideas(root, own + library, ideas) if p not in library]
+        previous = [line for path in built_on for line in code_lines(path)]
 
 
 def main():

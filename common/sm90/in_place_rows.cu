@@ -6,7 +6,7 @@
 #include "kernel_utils.cuh"
 #include "mma_sync.cuh"
 #include "sm90/in_place_rows.hpp"
-#include "sm90/stream_k_schedule.cuh"  // epochs: the kernel's counters hold the launch's
+#include "sm90/part_counter.cuh"  // last_part_in: the kernel's counters hold the launch's epoch
 
 namespace worklog::in_place_rows {
 namespace {

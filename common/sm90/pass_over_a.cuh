@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernel_utils.cuh"
-#include "sm90/stream_k_schedule.cuh"  // epochs: the parts' counters hold the launch's
+#include "sm90/part_counter.cuh"  // last_part_in: the parts' counters hold the launch's epoch
 #include "step.hpp"
 
 namespace worklog {

@@ -22,10 +22,12 @@ void launch(const GemmProblem<__half>& p, cudaStream_t stream);
 // Bytes of workspace launch() needs for a shape with these (resolved) strides, on the current device.
 std::size_t workspace_bytes(Shape shape, Strides strides);
 
-struct Plan;  // stream_k_schedule.cuh
+struct Plan;  // split_k_schedule.cuh
 // The plan launch() makes for a shape on a GPU of `sms` multiprocessors, asking no device (a report
-// of routes): its clusters of cluster_size() blocks, one on each pair of SMs, and the schedule.
+// of routes): its clusters of cluster_size() blocks, one on each pair of SMs, and the schedule; a
+// split tile of at most fixup_alone_units() units is fixed up by the one holding its slice 0.
 int cluster_size();
+int fixup_alone_units();
 Plan plan_on(Shape shape, int sms);
 
 }  // namespace worklog::stream_k

@@ -1,12 +1,12 @@
-// The stream-K kernel (step 11's idea; its README teaches it): a template over its configuration (block
-// tile, stages, cluster, the schedule's rule). 10's warp-specialized persistent kernel (a TMA
-// producer warpgroup, one wgmma consumer warpgroup per 64 rows, clusters that share B by multicast,
-// a staged TMA-store epilogue) walking the schedule of stream_k_schedule.cuh, and its launch on
-// problems TMA can describe (tma_path_possible: the caller sends the others elsewhere).
+// The split-K kernel (step 11's idea; its README teaches it): a template over its configuration
+// (block tile, stages, cluster, the schedule's rule and fixup). 10's warp-specialized persistent
+// kernel (a TMA producer warpgroup, one wgmma consumer warpgroup per 64 rows, clusters that share B
+// by multicast, a staged TMA-store epilogue) walking the schedule of split_k_schedule.cuh, and its
+// launch on problems TMA can describe (tma_path_possible: the caller sends the others elsewhere).
 //
 // A configuration gives: block_tile_m (64 or 128), block_tile_n (64, 128, 192 or 256: a wgmma's n),
 // block_tile_k (64), stages, group_rows, producer_registers, consumer_registers, cluster_size (1 or
-// 2), c_buffers, and the schedule's policy (decomposition, split_k, fixup_slices, fixup_alone_units).
+// 2), c_buffers, and the schedule's: rule, fixup_slices and fixup (split_k_schedule.cuh).
 // Layout derives the rest and checks each knob by name.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 #include "hopper.cuh"
 #include "kernel_utils.cuh"
-#include "sm90/stream_k_schedule.cuh"
+#include "sm90/split_k_schedule.cuh"
 #include "step.hpp"
 #include "swizzle.hpp"
 #include "tensor_map.hpp"
@@ -41,7 +41,7 @@ struct Layout : Config {
   static constexpr int warps_per_consumer = warpgroup_threads / 32;
   // A consumer's accumulators: its 64 rows × block_tile_n FP32, block_tile_n / 2 per thread (128 at
   // 256 columns), written back in chunks of 64 rows × 32 columns (one 128-byte swizzled row each)
-  // through c_buffers buffers of its own. The fixup (schedule.cuh) stores all of them as a partial,
+  // through c_buffers buffers of its own. The fixup (split_k_schedule.cuh) stores all of them as a partial,
   // float4s per thread (64 KiB at 256 columns); a piece is one chunk, float4s 4c … 4c+3.
   static constexpr int accumulators = Config::block_tile_n / 2;
   static constexpr int float4s = accumulators / 4;
@@ -73,26 +73,7 @@ struct Layout : Config {
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
   static_assert(Config::consumer_registers >= accumulators + 40,
                 "block_tile_n / 2 accumulators must leave a consumer about 40 registers (fewer columns)");
-  static_assert(check_policy<Config>());
 };
-
-// The most stages (at most `most`) of block_tile_m × block_tile_n tiles, 64-wide in k, that fit in
-// shared memory beside the C staging buffers: Layout's shared_bytes, solved for the stages.
-constexpr int stages_that_fit(int block_tile_m, int block_tile_n, int c_buffers, int most) {
-  const int stage_bytes = (block_tile_m + block_tile_n) * swizzle_halves * 2;
-  const int c_staging_bytes = block_tile_m / wgmma_m * c_buffers * wgmma_m * swizzle_bytes;
-  const int fit = (max_shared_bytes_per_block - c_staging_bytes - swizzle_atom_bytes) / (stage_bytes + 16);
-  return fit < most ? fit : most;
-}
-
-// The registers each consumer warpgroup's thread can take by setmaxnreg when the producer keeps
-// producer_registers (what the block gets at launch, hopper.cuh, shared out in steps of 8), at most 232.
-constexpr int consumer_registers_left(int block_tile_m, int producer_registers) {
-  const int consumers = block_tile_m / wgmma_m, threads = warpgroup_threads * (1 + consumers);
-  const int per_lane = launch_registers_per_thread(threads) * (1 + consumers);
-  const int share = (per_lane - producer_registers) / consumers / 8 * 8;
-  return share < 232 ? share : 232;
-}
 
 // ---- Descriptors ----------------------------------------------------------------------------------
 
@@ -214,19 +195,19 @@ __device__ __forceinline__ void store_accumulators_staged(const float (&acc)[L::
 // copies it character by character), so a name of its own per step would be a kernel of its own.
 struct FullWait {
   static constexpr WaitSite site{
-      "12_stream_k", "consumer", "full",
+      "11_split_k", "consumer", "full",
       "no copy arrived: are the stage's bytes announced (mbarrier_arrive_expect_bytes) and its "
       "TMA boxes issued?"};
 };
 struct EmptyWait {
   static constexpr WaitSite site{
-      "12_stream_k", "producer", "empty",
+      "11_split_k", "producer", "empty",
       "the stage was never released: does one lane of every consumer warp of the cluster arrive on empty[s] of "
       "every block, as its count at init says?"};
 };
 struct FlagWait {
   static constexpr WaitSite site{
-      "12_stream_k", "consumer", "flags",
+      "11_split_k", "consumer", "flags",
       "a partial sum was never published: do writer and reader compute the same slot (Schedule::slot), "
       "does every unit publish its partials before it waits for others', are all clusters resident?"};
 };
@@ -237,7 +218,7 @@ template <class Config>
 __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     stream_k_gemm(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                   const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmProblem<__half> p,
-                  const __grid_constant__ Schedule s) {
+                  const __grid_constant__ Schedule schedule) {
   using L = Layout<Config>;
   constexpr int block_tile_m = L::block_tile_m, block_tile_n = L::block_tile_n, block_tile_k = L::block_tile_k;
   constexpr int stages = L::stages, cluster_size = L::cluster_size;
@@ -246,8 +227,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
   unsigned char* shared =
       reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(shared_raw) + swizzle_atom_bytes - 1) &
                                        ~std::uintptr_t(swizzle_atom_bytes - 1));
-  auto a_tile = [&](int stage) { return shared + stage * L::stage_bytes; };
-  auto b_tile = [&](int stage) { return shared + stage * L::stage_bytes + L::a_tile_bytes; };
+  auto a_tile = [&](int s) { return shared + s * L::stage_bytes; };
+  auto b_tile = [&](int s) { return shared + s * L::stage_bytes + L::a_tile_bytes; };
   unsigned char* c_staging = shared + stages * L::stage_bytes;  // 1024-byte aligned, as the swizzle needs
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(c_staging + L::c_staging_bytes);
   std::uint64_t* empty = full + stages;
@@ -267,9 +248,9 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
 
   // LAB BEGIN barriers [hard, repeats 09 10]
   if (threadIdx.x == 0) {
-    for (int stage = 0; stage < stages; ++stage) {
-      mbarrier_init(&full[stage], 1);  // the local producer's arrive, plus the bytes of every copy into us
-      mbarrier_init(&empty[stage],
+    for (int s = 0; s < stages; ++s) {
+      mbarrier_init(&full[s], 1);  // the local producer's arrive, plus the bytes of every copy into us
+      mbarrier_init(&empty[s],
                     L::consumers * L::warps_per_consumer * cluster_size);  // every consumer warp of the cluster
     }
     fence_barrier_init();
@@ -290,19 +271,19 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     if (threadIdx.x == 0) {
       int slice = 0;  // slices copied so far, over all segments: stage = slice % stages
       Segment segment;
-      for (Walk walk(s, cluster, clusters); walk.next(segment);) {
+      for (Walk walk(schedule, cluster, clusters); walk.next(segment);) {
         const TileOrigin origin = tile_origin(segment.tile);
         for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-          const int stage = slice % stages, use = slice / stages;
+          const int s = slice % stages, use = slice / stages;
           // LAB BEGIN producer [hard, repeats 09 10]
           // First use: parity 1 counts as complete.
-          mbarrier_wait<EmptyWait>(&empty[stage], (use & 1) ^ 1, stage);
+          mbarrier_wait<EmptyWait>(&empty[s], (use & 1) ^ 1, s);
           const int k0 = kt * block_tile_k;
           // LAB BEGIN arm_and_copy [easy, repeats 09 10]
-          // Arm full[stage] for the whole stage (every byte lands here, the peer's multicast included),
+          // Arm full[s] for the whole stage (every byte lands here, the peer's multicast included),
           // copy this block's A box, then its share of the B slice, multicast to the cluster.
-          mbarrier_arrive_expect_bytes(&full[stage], L::stage_bytes);
-          tma_load_2d(a_tile(stage), a_map, &full[stage], k0, int(origin.row));
+          mbarrier_arrive_expect_bytes(&full[s], L::stage_bytes);
+          tma_load_2d(a_tile(s), a_map, &full[s], k0, int(origin.row));
           // This block's boxes are rank·boxes … +boxes−1. The loop counts them from 0: a constant
           // trip count, fully unrolled. With bounds that depend on rank (10's form), the loop's end
           // was one more value kept across the whole walk, which the producer's 40 registers did not
@@ -312,10 +293,10 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           for (int box = 0; box < boxes; ++box) {
             const int j = int(rank) * boxes + box;
             if constexpr (cluster_size > 1)
-              tma_load_2d_multicast(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage],
+              tma_load_2d_multicast(b_tile(s) + j * L::b_box_bytes, b_map, &full[s],
                                     int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
             else
-              tma_load_2d(b_tile(stage) + j * L::b_box_bytes, b_map, &full[stage], int(origin.col) + j * swizzle_halves,
+              tma_load_2d(b_tile(s) + j * L::b_box_bytes, b_map, &full[s], int(origin.col) + j * swizzle_halves,
                           k0);
           }
           // LAB END
@@ -332,22 +313,24 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     unsigned char* buffers = c_staging + consumer * L::c_buffers * L::c_chunk_bytes;
     // A stage is released by one lane per consumer warp, on the empty barrier of every block of the
     // cluster (its own included): the producers of all of them write into this stage.
-    auto release = [&](int stage) {
+    auto release = [&](int s) {
       // LAB BEGIN release_in_every_block [easy, repeats 10]
       if (lane == 0) {
         if constexpr (cluster_size > 1) {
 #pragma unroll
-          for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[stage], r);
+          for (int r = 0; r < cluster_size; ++r) mbarrier_arrive_in_block(&empty[s], r);
         } else {
-          mbarrier_arrive(&empty[stage]);
+          mbarrier_arrive(&empty[s]);
         }
       }
       // LAB END
     };
-    // The fixup protocol (schedule.cuh) for this warpgroup: partials of all its accumulators (32
-    // float4 a thread at 256 columns), pieces of one 64 × 32 chunk (4 float4 a thread), each written
-    // by the staged epilogue.
-    Fixup<cluster_size, L::consumers, L::float4s, 4, FlagWait> fixup(consumer, barrier);
+    // The fixup the configuration names (split_k_schedule.cuh) for this warpgroup: partials of all its
+    // accumulators (32 float4 a thread at 256 columns), pieces of one 64 × 32 chunk (4 float4 a thread)
+    // where a fixup writes a tile in pieces, each written by the staged epilogue.
+    using ConfigFixup =
+        typename Config::fixup::template type<Partials<cluster_size, L::consumers, L::float4s, 4, FlagWait>>;
+    ConfigFixup fixup(consumer, barrier);
 
     // Stage 0's descriptors; stage s's lie s · stage_bytes further. A: this consumer's 64 rows (64 ·
     // 128 bytes further), the leading offset unused with this swizzle, the stride one 8-row atom. B:
@@ -361,16 +344,16 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     unsigned stored = 0;  // chunks written through the staging buffers (unsigned: % c_buffers without a sign fix)
     float acc[L::accumulators];
     Segment segment;
-    for (Walk walk(s, cluster, clusters); walk.next(segment);) {
+    for (Walk walk(schedule, cluster, clusters); walk.next(segment);) {
       const TileOrigin origin = tile_origin(segment.tile);
 #pragma unroll
       for (int i = 0; i < L::accumulators; ++i) acc[i] = 0.0f;
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt, ++slice) {
-        const int stage = slice % stages, use = slice / stages;
+        const int s = slice % stages, use = slice / stages;
         // LAB BEGIN wait_full [hard, repeats 09 10]
-        mbarrier_wait<FullWait>(&full[stage], use & 1, stage);
+        mbarrier_wait<FullWait>(&full[s], use & 1, s);
         // LAB END
-        multiply_stage<L>(acc, a_desc0 + stage * stage_step, b_desc0 + stage * stage_step);
+        multiply_stage<L>(acc, a_desc0 + s * stage_step, b_desc0 + s * stage_step);
         wgmma_commit_group();
         wgmma_wait_group<1>();  // the previous slice's products are done: release its stage
         fence_registers(acc);
@@ -387,7 +370,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
       // A whole tile (or one this unit fixes up alone) goes to C: alpha·acc + beta·C, only inside C;
       // a piece of a shared fixup likewise, a 64 × 32 chunk of rows `half`.
       fixup.finish_segment(
-          s, segment, acc,
+          schedule, segment, acc,
           [&](const float(&sum)[L::accumulators]) {
             // LAB BEGIN store_whole_tile
             store_accumulators_staged<L>(sum, p, c_map, buffers, stored, consumer, origin.row + consumer * wgmma_m,
@@ -396,10 +379,8 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           },
           tile_origin,
           [&](const float(&sum)[16], const TileOrigin& piece, int half, int chunk) {
-            // LAB BEGIN store_fixup_piece
             store_chunk_staged<L>(sum, p, c_map, buffers, stored, barrier, piece.row + half * wgmma_m,
                                   piece.col + chunk * L::c_chunk_cols);
-            // LAB END
           });
     }
     // The block's shared memory must outlive the copy engine's reads of it.
@@ -443,7 +424,7 @@ int resident_clusters() {
   return count;
 }
 
-// The schedule of a shape on `resident` clusters (schedule.cuh): cluster tiles of cluster_size block
+// The schedule of a shape on `resident` clusters (split_k_schedule.cuh): cluster tiles of cluster_size block
 // tiles stacked vertically; a slot holds one partial (all of a consumer's accumulators) per block of
 // the cluster and consumer.
 template <class Config>

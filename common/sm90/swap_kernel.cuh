@@ -24,7 +24,6 @@
 namespace worklog::swap_ab {
 
 using namespace hopper;
-using stream_k::Decomposition;
 using stream_k::Schedule;
 using stream_k::Segment;
 using stream_k::Walk;
@@ -69,7 +68,6 @@ struct Layout : Config {
   // setmaxnreg moves registers between the warpgroups within what the block gets at launch (hopper.cuh).
   static_assert(setmaxnreg_fits(Config::producer_registers, Config::consumer_registers, consumers),
                 "producer_registers and consumer_registers must fit the registers the block gets at launch");
-  static_assert(stream_k::check_policy<Config>());
   static_assert(Config::max_cluster >= 1 && Config::max_cluster <= 8, "max_cluster must be 1 to 8 (portable clusters)");
   static_assert(Config::narrow_whole_max_k_tiles >= 0,
                 "narrow_whole_max_k_tiles must be at least 0 (0: narrow tiles only where they split in k)");
@@ -371,9 +369,11 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       if (lane == 0) mbarrier_arrive(&empty[stage]);
       // LAB END
     };
-    // The fixup protocol (schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
+    // The fixup the configuration names (split_k_schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
     // pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
-    stream_k::Fixup<1, L::consumers, L::groups, 1, FlagWait> fixup(consumer, barrier);
+    using ConfigFixup =
+        typename Config::fixup::template type<stream_k::Partials<1, L::consumers, L::groups, 1, FlagWait>>;
+    ConfigFixup fixup(consumer, barrier);
 
     // The ring of stages, as the producer walks it; the descriptors of stage 0 (stage s: s·stage_bytes further).
     int stage = 0, phase = 0, previous = 0;

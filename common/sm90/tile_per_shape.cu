@@ -32,8 +32,25 @@ namespace worklog {
 namespace {
 
 using namespace hopper;
-using stream_k::Decomposition;
 using stream_k::Schedule;
+
+// The most stages (at most `most`) of block_tile_m × block_tile_n tiles, 64-wide in k, that fit in
+// shared memory beside the C staging buffers: Layout's shared_bytes, solved for the stages.
+constexpr int stages_that_fit(int block_tile_m, int block_tile_n, int c_buffers, int most) {
+  const int stage_bytes = (block_tile_m + block_tile_n) * swizzle_halves * 2;
+  const int c_staging_bytes = block_tile_m / wgmma_m * c_buffers * wgmma_m * swizzle_bytes;
+  const int fit = (max_shared_bytes_per_block - c_staging_bytes - swizzle_atom_bytes) / (stage_bytes + 16);
+  return fit < most ? fit : most;
+}
+
+// The registers each consumer warpgroup's thread can take by setmaxnreg when the producer keeps
+// producer_registers (what the block gets at launch, hopper.cuh, shared out in steps of 8), at most 232.
+constexpr int consumer_registers_left(int block_tile_m, int producer_registers) {
+  const int consumers = block_tile_m / wgmma_m, threads = warpgroup_threads * (1 + consumers);
+  const int per_lane = launch_registers_per_thread(threads) * (1 + consumers);
+  const int share = (per_lane - producer_registers) / consumers / 8 * 8;
+  return share < 232 ? share : 232;
+}
 
 // ---- Configuration ------------------------------------------------------------------------------
 // The knobs every entry of the menu shares, one a line; an entry (Tile) adds its tile and cluster.
@@ -43,10 +60,9 @@ struct Common {
   static constexpr int group_rows = 8;           // grouped tile order: tile rows per group, as in 07 to 11
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few (11)
   static constexpr int c_buffers = 2;            // staging buffers per consumer: one fills while one drains
-  static constexpr Decomposition decomposition = Decomposition::hybrid;  // 11's rule, on each entry's own waves
-  static constexpr int split_k = 1;                                      // (Decomposition::split_k only)
-  static constexpr int fixup_slices = 16;      // 11's estimate of what splitting costs a unit, in k-slices
-  static constexpr int fixup_alone_units = 2;  // a tile split among this many units or fewer: fixed up by one (11)
+  using rule = stream_k::LastWaveInParts;     // 11's rule, on each entry's own waves
+  static constexpr int fixup_slices = 16;     // 11's estimate of what splitting costs a unit, in k-slices
+  using fixup = stream_k::SharedAbove<2>;     // tiles split among more than 2 units share their fixup (12)
 };
 
 // One entry of the menu: rows × cols block tiles, cluster blocks stacked vertically sharing B. 11's
@@ -58,8 +74,8 @@ struct Tile : Common {
   static constexpr int cluster_size = cluster;  // blocks on vertically adjacent tiles share each B slice
   // As many stages as fit beside the C staging buffers (at most max_stages), and every register the
   // producer leaves to the consumers (at most 232).
-  static constexpr int stages = stream_k::stages_that_fit(rows, cols, Common::c_buffers, Common::max_stages);
-  static constexpr int consumer_registers = stream_k::consumer_registers_left(rows, Common::producer_registers);
+  static constexpr int stages = stages_that_fit(rows, cols, Common::c_buffers, Common::max_stages);
+  static constexpr int consumer_registers = consumer_registers_left(rows, Common::producer_registers);
 };
 
 static_assert(tile_per_shape::few_rows <= swap_ab::max_m, "few_rows must not exceed what 13's swap takes");
@@ -282,11 +298,11 @@ void tile_per_shape::launch_tiny_k(const GemmProblem<__half>& p, cudaStream_t st
 }
 tile_per_shape::Work tile_per_shape::busiest_cluster(const stream_k::Plan& plan, Strides strides) {
   Work work = worklog::busiest_cluster(plan, strides);
-  // A split tile that its units do not fix up alone (schedule.cuh: fixed_up_alone, more units than
-  // fixup_alone_units): its parts share the fixup, each waiting for all the others' flags.
+  // A split tile that its units do not fix up alone (stream_k_schedule.cuh: fixed_up_alone, more units
+  // than the menu's fixup takes alone): its parts share the fixup, each waiting for all the others' flags.
   const Schedule& s = plan.schedule;
   for (long long tile = 0; s.units > 0 && tile < s.sk_tiles && !work.shared_fixup; ++tile)
-    work.shared_fixup = !s.fixed_up_alone(tile);
+    work.shared_fixup = !stream_k::fixed_up_alone(s, tile, Common::fixup::alone_units);
   return work;
 }
 const char* tile_per_shape::route_name(Route route) {

@@ -1,6 +1,6 @@
-// Host tests of the stream-K schedule (common/sm90/stream_k_schedule.cuh) as the stream-K kernel
-// (common/sm90/stream_k_kernel.cuh) plans it, at 128 × 256 tiles in clusters of two and the other
-// decompositions: for many shapes and numbers of resident clusters, the checks of
+// Host tests of the split-K and stream-K schedules (common/sm90/split_k_schedule.cuh,
+// stream_k_schedule.cuh) as the kernel of stream_k_kernel.cuh plans them, at 128 × 256 tiles in
+// clusters of two, the rules and fixups of steps 11 and 12: for many shapes and numbers of resident clusters, the checks of
 // stream_k_schedule_check.hpp; and the rule must give what 11's README derives for the shapes it
 // draws. stream_k_schedule_13.cu does the same for the swap kernel's use. No GPU needed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -15,37 +15,40 @@
 
 namespace {
 
-using worklog::stream_k::Decomposition;
+namespace stream_k = worklog::stream_k;
 
-// The configurations planned: 128 × 256 tiles in clusters of two with the hybrid rule (step 11's),
-// and each other decomposition and fixup rule.
+// The configurations planned: 128 × 256 tiles in clusters of two with 11's rule and 12's fixup (step
+// 12's), 11's fixup by one unit (step 11's), and each other rule and fixup.
 struct Config {
   static constexpr int block_tile_m = 128, block_tile_n = 256, block_tile_k = 64, stages = 4, group_rows = 8;
   static constexpr int producer_registers = 40, consumer_registers = 232, cluster_size = 2, c_buffers = 2;
-  static constexpr Decomposition decomposition = Decomposition::hybrid;
-  static constexpr int split_k = 1, fixup_slices = 16, fixup_alone_units = 2;
+  using rule = stream_k::LastWaveInParts;
+  static constexpr int fixup_slices = 16;
+  using fixup = stream_k::SharedAbove<2>;
 };
 struct DataParallel : Config {
-  static constexpr Decomposition decomposition = Decomposition::data_parallel;
+  using rule = stream_k::WholeTiles;
 };
 struct SplitK2 : Config {
-  static constexpr Decomposition decomposition = Decomposition::split_k;
-  static constexpr int split_k = 2;
+  using rule = stream_k::EveryTileInParts<2>;
 };
-struct SplitK4 : SplitK2 {
-  static constexpr int split_k = 4;
+struct SplitK4 : Config {
+  using rule = stream_k::EveryTileInParts<4>;
 };
 struct StreamKOnly : Config {
-  static constexpr Decomposition decomposition = Decomposition::stream_k;
+  using rule = stream_k::EveryTileEven;
 };
 struct HybridEven : Config {
-  static constexpr Decomposition decomposition = Decomposition::hybrid_even;
+  using rule = stream_k::LastWavesEven;
 };
-struct FixupAlone : Config {
-  static constexpr int fixup_alone_units = 1 << 30;
+struct FixupAlone : Config {  // step 11
+  using fixup = stream_k::ByFirstUnit;
 };
 struct FixupShared : Config {
-  static constexpr int fixup_alone_units = 1;
+  using fixup = stream_k::SharedAbove<1>;
+};
+struct EvenFixupAlone : StreamKOnly {  // ranges across tiles, each tile fixed up by one unit
+  using fixup = stream_k::ByFirstUnit;
 };
 struct NoCluster : Config {
   static constexpr int cluster_size = 1;
@@ -67,7 +70,8 @@ void check_schedule(Shape shape, int resident) {
   const Plan plan = stream_k::plan_shape<Variant>(shape.m, shape.n, shape.k, resident);
   stream_k::testing::check_schedule(plan,
                                     {L::consumers * L::chunks, L::consumers, L::cluster_size,
-                                     L::float4s * hopper::warpgroup_threads * sizeof(float4)},
+                                     L::float4s * hopper::warpgroup_threads * sizeof(float4),
+                                     Variant::fixup::alone_units},
                                     resident);
 }
 
@@ -95,9 +99,10 @@ TEST_CASE("stream-K schedule, 128 × 256 tiles: split-K 2 and 4") {
   check_all<SplitK4>();
 }
 TEST_CASE("stream-K schedule, 128 × 256 tiles: stream-K only") { check_all<StreamKOnly>(); }
-TEST_CASE("stream-K schedule, 128 × 256 tiles: the fixup alone, the fixup shared") {
+TEST_CASE("stream-K schedule, 128 × 256 tiles: the fixup alone (11), the fixup shared") {
   check_all<FixupAlone>();
   check_all<FixupShared>();
+  check_all<EvenFixupAlone>();
 }
 TEST_CASE("stream-K schedule, 128 × 256 tiles: no clusters") { check_all<NoCluster>(); }
 
@@ -141,5 +146,7 @@ TEST_CASE("stream-K schedule, 128 × 256 tiles: the rule on the shapes 11's READ
   const Schedule even = stream_k::plan_shape<HybridEven>(3072, 3072, 3072, 66).schedule;
   CHECK(even.sk_tiles == 78);
   CHECK(even.units == 66);
-  CHECK(even.split == 0);
+  CHECK(even.split == 66);
+  CHECK(even.span == 78 * 48);
+  CHECK(even.slots_per_unit == 2);
 }

@@ -1,4 +1,4 @@
-// Host tests of the stream-K schedule as the swap kernel (common/sm90/swap_kernel.cuh) plans it,
+// Host tests of the split-K and stream-K schedules as the swap kernel (common/sm90/swap_kernel.cuh) plans it,
 // at step 13's configuration and the other decompositions: few rows of A at every width of the swap,
 // K dealt over the resident blocks; the checks of stream_k_schedule_check.hpp. Linked beside
 // stream_k_schedule.cu. No GPU needed.
@@ -11,32 +11,32 @@
 
 namespace {
 
-using worklog::stream_k::Decomposition;
+namespace stream_k = worklog::stream_k;
 
-// The configurations planned: step 13's knobs that its plans read, and each other decomposition and
-// fixup rule (the cluster split and the narrow tiles are the launch's, not the plan's).
+// The configurations planned: step 13's knobs that its plans read, and each other rule and fixup
+// (the cluster split and the narrow tiles are the launch's, not the plan's).
 struct Config {
   static constexpr int block_tile_n = 128, block_tile_k = 64, max_stages = 16, swap_max_m = 128, group_rows = 8;
   static constexpr int producer_registers = 40, consumer_registers = 232;
-  static constexpr Decomposition decomposition = Decomposition::hybrid;
-  static constexpr int split_k = 1, fixup_slices = 16, fixup_alone_units = 1 << 30;
+  using rule = stream_k::LastWaveInParts;
+  static constexpr int fixup_slices = 16;
+  using fixup = stream_k::ByFirstUnit;
   static constexpr int max_cluster = 8, narrow_whole_max_k_tiles = 64;
 };
 struct DataParallel : Config {
-  static constexpr Decomposition decomposition = Decomposition::data_parallel;
+  using rule = stream_k::WholeTiles;
 };
 struct StreamK : Config {
-  static constexpr Decomposition decomposition = Decomposition::stream_k;
+  using rule = stream_k::EveryTileEven;
 };
 struct SplitK2 : Config {
-  static constexpr Decomposition decomposition = Decomposition::split_k;
-  static constexpr int split_k = 2;
+  using rule = stream_k::EveryTileInParts<2>;
 };
-struct SplitK4 : SplitK2 {
-  static constexpr int split_k = 4;
+struct SplitK4 : Config {
+  using rule = stream_k::EveryTileInParts<4>;
 };
 struct FixupShared : Config {
-  static constexpr int fixup_alone_units = 2;
+  using fixup = stream_k::SharedAbove<2>;
 };
 
 }  // namespace
@@ -55,7 +55,10 @@ void check_swap_schedule(Shape shape, int resident) {
     using L = Layout<Variant, width>;
     const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident);
     stream_k::testing::check_schedule(
-        plan, {L::consumers * L::groups, L::consumers, 1, L::groups * warpgroup_threads * sizeof(float4)}, resident);
+        plan,
+        {L::consumers * L::groups, L::consumers, 1, L::groups * warpgroup_threads * sizeof(float4),
+         Variant::fixup::alone_units},
+        resident);
   });
 }
 

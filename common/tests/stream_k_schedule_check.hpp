@@ -1,5 +1,5 @@
-// The checks of a stream-K schedule (common/sm90/stream_k_schedule.cuh) as a kernel plans it, shared by the host
-// tests of 11's and 13's use of it (stream_k_schedule.cu, stream_k_schedule_13.cu). For a plan, the
+// The checks of a split-K or stream-K schedule (common/sm90/split_k_schedule.cuh, stream_k_schedule.cuh)
+// as a kernel plans it, shared by the host tests of 11's, 12's and 13's use of it (stream_k_schedule.cu, stream_k_schedule_13.cu). For a plan, the
 // walks of all workers, played on the CPU exactly as the kernel's producer and consumers play them, must
 //   - cover every (tile, k-slice) exactly once;
 //   - leave each split tile's partials in distinct slots inside the workspace the step asks for;
@@ -19,17 +19,19 @@
 
 namespace worklog::stream_k::testing {
 
-// What one worker (11: a cluster, 12: a block) does, in order, as the kernel does it.
+// What one worker (11: a cluster, 13: a block) does, in order, as the kernel does it.
 struct Event {
   enum Kind { publish, wait_and_fix_up } kind;
   std::vector<int> slots;  // publish: slots made visible; wait: slots whose flags it waits for
 };
 
 // How a step lays out its tiles' fixup: `pieces` per tile over `consumers` warpgroups per block,
-// `blocks` blocks per worker (a cluster), partials of `partial_bytes`.
+// `blocks` blocks per worker (a cluster), partials of `partial_bytes`; a split tile of at most
+// `alone_units` units fixed up by the one holding its slice 0 (the configuration's fixup).
 struct Geometry {
   int pieces, consumers, blocks;
   std::size_t partial_bytes;
+  int alone_units;
 };
 
 inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
@@ -37,7 +39,7 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
   CAPTURE(resident);
   REQUIRE(plan.workers >= 1);
   REQUIRE(plan.workers <= resident);
-  if (s.split == 0) CHECK(s.units <= plan.workers);  // stream-K: one range per worker
+  if (s.slots_per_unit == 2) CHECK(s.units <= plan.workers);  // the even deal: one range per worker
   const long long iterations = s.tiles * s.k_tiles;
   std::vector<int> covered(std::size_t(iterations), 0);
   std::vector<int> whole_writes(std::size_t(s.tiles), 0);
@@ -60,10 +62,10 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
       for (int kt = segment.k_begin; kt < segment.k_end; ++kt) ++covered[std::size_t(segment.tile * s.k_tiles + kt)];
       if (segment.k_begin == 0 && segment.k_end == s.k_tiles) {
         ++whole_writes[std::size_t(segment.tile)];
-      } else if (segment.k_begin == 0 && s.fixed_up_alone(segment.tile)) {
+      } else if (segment.k_begin == 0 && fixed_up_alone(s, segment.tile, g.alone_units)) {
         // The unit holding slice 0 publishes its own partial, waits for the others', writes the tile.
         CHECK(segment.ends_range);
-        CHECK(s.last_unit(segment.tile) - segment.unit + 1 <= s.alone_units);
+        CHECK(s.last_unit(segment.tile) - segment.unit + 1 <= g.alone_units);
         publish();
         Event wait{Event::wait_and_fix_up, {}};
         for (int v = segment.unit + 1; v <= s.last_unit(segment.tile); ++v)
@@ -83,11 +85,11 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
       if (segment.ends_range) {
         publish();
         long long first, last;
-        s.tiles_to_share(segment.unit, first, last);
+        tiles_to_share(s, g.alone_units, segment.unit, first, last);
         for (const long long tile : {first, last}) {
           if (tile < 0) continue;
           const int c0 = s.first_unit(tile), c1 = s.last_unit(tile);
-          CHECK(c1 - c0 + 1 > s.alone_units);
+          CHECK(c1 - c0 + 1 > g.alone_units);
           CHECK(segment.unit >= c0);
           CHECK(segment.unit <= c1);
           std::vector<int>& pieces = piece_writes[tile];
@@ -96,7 +98,7 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
           for (int v = c0; v <= c1; ++v) wait.slots.push_back(s.slot_in(v, tile));
           for (int consumer = 0; consumer < g.consumers; ++consumer) {
             int first = 0, end = 0;
-            s.share(segment.unit, tile, consumer, g.consumers, g.pieces, first, end);
+            share_of(s, segment.unit, tile, consumer, g.consumers, g.pieces, first, end);
             for (int piece = first; piece < end; ++piece) ++pieces[std::size_t(piece)];
           }
           events[std::size_t(cluster)].push_back(wait);

@@ -7,7 +7,6 @@
 // phase that never completes: the watchdog (common/watchdog.cuh) must stop it with its message
 // instead of letting the launch hang.
 #include "sm90/stream_k_kernel.cuh"
-#include "sm90/stream_k_schedule.cuh"
 #include "step.hpp"
 
 namespace worklog {
@@ -25,10 +24,9 @@ struct Config {
   static constexpr int consumer_registers = 232;
   static constexpr int cluster_size = 1;
   static constexpr int c_buffers = 2;
-  static constexpr stream_k::Decomposition decomposition = stream_k::Decomposition::data_parallel;
-  static constexpr int split_k = 1;
+  using rule = stream_k::WholeTiles;
   static constexpr int fixup_slices = 16;
-  static constexpr int fixup_alone_units = 2;
+  using fixup = stream_k::ByFirstUnit;
 };
 
 void launch_one_consumer_short(const GemmProblem<__half>& p, cudaStream_t stream) {

@@ -57,6 +57,7 @@ GemmProblem<__half> packed_problem(Shape s);
 
 Route route_09(Shape s, const Gpu& gpu);
 Route route_10(Shape s, const Gpu& gpu);
+Route route_11(Shape s, const Gpu& gpu);
 Route route_12(Shape s, const Gpu& gpu);
 Route route_13(Shape s, const Gpu& gpu);
 Route route_14(Shape s, const Gpu& gpu);
