@@ -4,8 +4,11 @@ Steps 07 on keep their knobs in `struct Config` (`static constexpr int NAME = VA
 01 to 06 in file-scope `constexpr int` lines (`constexpr int a = 1, b = 2;`), which the launcher
 passes to the kernel's template; the library's constants (fragment_size, wgmma_m, ...) in headers of
 common/. A value is an integer, `true`/`false`, or an expression of integers and names read before it
-(`1 << 30`, `block_tile_m / 2`); anything else (`sizeof(__half)`, an enum) is left out, so that a
-picture asks only for what it can read. Standard library only: the tests read it without matplotlib.
+(`1 << 30`, `block_tile_m / 2`); anything else (`sizeof(__half)`) is left out, so that a picture asks
+only for what it can read. A type a Config names (`using rule = stream_k::EveryTileInParts<2>;`, the
+split-K and stream-K steps' schedule rule and fixup) reads as its name without the namespace, its
+template arguments evaluated ("EveryTileInParts<2>"). Standard library only: the tests read it
+without matplotlib.
 """
 import ast
 import operator
@@ -19,6 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DECLARATION = re.compile(r"^[ \t]*(?:static[ \t]+)?constexpr[ \t]+(int|bool|long long|[A-Z]\w*)[ \t]+(.*)",
                          re.MULTILINE | re.DOTALL)
 PAIR = re.compile(r"([A-Za-z_]\w*)\s*=\s*([^,]+)")
+# A type alias: `using name = [namespace::]Type;` or `... Type<arguments>;` (arguments: integers or
+# names read before it), the whole statement up to its `;`.
+ALIAS = re.compile(r"^[ \t]*using[ \t]+([A-Za-z_]\w*)\s*=\s*((?:\w+\s*::\s*)*)(\w+)\s*(?:<(.*)>)?\s*$",
+                   re.MULTILINE | re.DOTALL)
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
              ast.FloorDiv: operator.floordiv, ast.LShift: operator.lshift, ast.Mod: operator.mod}
 
@@ -49,13 +56,32 @@ def evaluate(text, known):
     return value(tree)
 
 
+def alias_value(match, known):
+    """The name a type alias (ALIAS's match) reads as: "Type", or "Type<2>" with its template
+    arguments evaluated; None when an argument is not an integer expression of known names."""
+    _, _, name, arguments = match.groups()
+    if arguments is None:
+        return name
+    values = [evaluate(" ".join(argument.split()), known) for argument in arguments.split(",")]
+    if any(value is None or isinstance(value, bool) for value in values):
+        return None
+    return f"{name}<{', '.join(str(value) for value in values)}>"
+
+
 def declarations(lines, known=None):
     """The constants declared in lines, in order, as {name: value}; `known` names may be used. A
-    declaration may span lines; an enumerator (`Decomposition::hybrid`) gives its name ("hybrid")."""
+    declaration may span lines; an enumerator (`Kind::value`) gives its name ("value"), a type alias
+    (`using rule = stream_k::LastWaveInParts;`) the type's (alias_value)."""
     found = dict(known or {})
     values = {}
     text = "\n".join(line.split("//")[0] for line in lines)
     for statement in text.split(";"):
+        alias = ALIAS.search(statement)
+        if alias:
+            result = alias_value(alias, found)
+            if result is not None:
+                found[alias.group(1)] = values[alias.group(1)] = result
+            continue
         match = DECLARATION.search(statement)
         if not match:
             continue

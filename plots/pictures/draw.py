@@ -458,23 +458,32 @@ def draw_10(step):
     return canvas
 
 
-# ---- 11: the stream-K schedule ------------------------------------------------------------------------
+# ---- 11: the split-K schedule -------------------------------------------------------------------------
 
 STREAM_K_EXAMPLE = (3072, 3072, 3072)  # 11's README's example: 2 waves of 66 cluster tiles and 12 more
+
+
+def fixup_words(fixup):
+    """What a fixup a Config names does, in words."""
+    alone = stream_k.alone_units(fixup)
+    if alone >= stream_k.alone_units("ByFirstUnit"):
+        return "each split tile fixed up by one unit, the one holding its slice 0"
+    return f"a tile in more than {alone} parts fixed up by all of its units, shared"
 
 
 def draw_11(step):
     c = config.step_config(step)
     m, n, k = STREAM_K_EXAMPLE
     resident = EXAMPLE_RESIDENT_CLUSTERS
-    plans = [("data-parallel (10)", stream_k.plan_shape(dict(c, decomposition="data_parallel"), m, n, k, resident)),
-             (f"{c['decomposition']} (11's Config)", stream_k.plan_shape(c, m, n, k, resident))]
+    plans = [("whole tiles (WholeTiles, 10's schedule)", stream_k.plan_shape(dict(c, rule="WholeTiles"), m, n, k,
+                                                                             resident)),
+             (f"{c['rule']} (11's rule)", stream_k.plan_shape(c, m, n, k, resident))]
     k_tiles = plans[0][1].k_tiles
     longest = max(sum(e - b for _, b, e, _ in s.walk(w)) for _, s in plans for w in range(s.workers))
     scale = 60 / longest
     row = 0.36
     label = 7
-    panel = resident * row + 6
+    panel = resident * row + 6.5
     width, height = label + longest * scale + 8, 2 * panel + 2
     canvas = Canvas(width, height, inches=8)
     for p, (name, s) in enumerate(plans):
@@ -498,52 +507,170 @@ def draw_11(step):
         canvas.text(label - 0.5, top + resident * row / 2, f"cluster\n0 … {resident - 1}", ha="right", size=7)
         finish = max(sum(e - b for _, b, e, _ in s.walk(w)) for w in range(s.workers))
         canvas.text(label + finish * scale + 0.3, top + resident * row / 2, f"{finish}\nslices", ha="left", size=7)
-        if s.split:
-            canvas.text(label + 1, top + resident * row + 1.3,
-                        f"red: tiles 0–{s.sk_tiles - 1} in {s.split} aligned parts of"
-                        f" {s.begin(1) - s.begin(0)} or {s.begin(s.split) - s.begin(s.split - 1)} slices"
-                        f" ({s.units} units), then {s.tiles - s.sk_tiles} whole tiles: {(s.tiles - s.sk_tiles) // resident}"
-                        f" waves", ha="left", size=7)
+        if s.units:
+            lengths = " or ".join(str(p) for p in sorted({s.begin(u + 1) - s.begin(u) for u in range(s.split)},
+                                                        reverse=True))
+            cut = (f"in {s.split} aligned parts of {lengths} slices ({s.units} units)" if s.slots_per_unit == 1 else
+                   f"dealt evenly over {s.units} units of {lengths} slices")
+            canvas.text(label + 1, top + resident * row + 0.5,
+                        f"red: tiles 0–{s.sk_tiles - 1} {cut}, {fixup_words(c['fixup'])};"
+                        f"\nthen {s.tiles - s.sk_tiles} whole tiles: {(s.tiles - s.sk_tiles) // resident} waves",
+                        ha="left", va="top", size=7)
         else:
-            canvas.text(label + 1, top + resident * row + 1.3,
+            canvas.text(label + 1, top + resident * row + 0.5,
                         f"whole tiles only: the last wave keeps {s.tiles % resident} clusters busy for {k_tiles}"
-                        f" slices while {resident - s.tiles % resident} wait", ha="left", size=7)
+                        f" slices while {resident - s.tiles % resident} wait", ha="left", va="top", size=7)
     canvas.text(width / 2, height - 0.5, f"time in k-slices →  ({m} × {n} × {k}, {c['block_tile_m']} × "
-                f"{c['block_tile_n']} tiles in clusters of {c['cluster_size']}, fixup_slices = {c['fixup_slices']})",
-                size=7.5)
+                f"{c['block_tile_n']} tiles in clusters of {c['cluster_size']}, fixup_slices = {c['fixup_slices']},"
+                f" fixup {c['fixup']})", size=7.5)
     return canvas
 
 
-# ---- 12: the swap --------------------------------------------------------------------------------------
+# ---- 12: the shared fixup -----------------------------------------------------------------------------
+
+def draw_12(step):
+    """One split tile of the 3072³ plan (tile 0, in parts on clusters 0 …): fixed up by the unit holding
+    its slice 0 (11's ByFirstUnit) against 12's fixup, shared by its units (stream_k_schedule.cuh's
+    share_of over the pieces of stream_k_kernel.cuh's Layout: one 64-row × 32-column chunk each)."""
+    c = config.step_config(step)
+    hopper = config.header_constants("common/hopper.cuh")
+    m, n, k = STREAM_K_EXAMPLE
+    resident = EXAMPLE_RESIDENT_CLUSTERS
+    s = stream_k.plan_shape(c, m, n, k, resident)
+    alone = stream_k.alone_units(c["fixup"])
+    tile = 0
+    if s.sk_tiles == 0:
+        raise ValueError(f"{step}'s picture: {c['rule']} splits no tile at {m} × {n} × {k}")
+    c0, c1 = s.first_unit(tile), s.last_unit(tile)
+    parts = c1 - c0 + 1
+    if parts <= alone:
+        raise ValueError(f"{step}'s picture: tile {tile} at {m} × {n} × {k} is in {parts} parts, which"
+                         f" {c['fixup']} fixes up by one unit: nothing shared to draw")
+    wgmma_m = hopper["wgmma_m"]
+    consumers = c["block_tile_m"] // wgmma_m  # Layout::consumers
+    chunk_cols = hopper["swizzle_bytes"] // 4  # Layout::c_chunk_cols: one 128-byte row of FP32
+    chunks = c["block_tile_n"] // chunk_cols  # a consumer's pieces (piece_float4s = 4: one chunk)
+    pieces = consumers * chunks  # SharedFixup::pieces, of one block of the cluster
+    bands = c["cluster_size"] * consumers  # the cluster tile's 64-row bands
+    rows, cols = c["cluster_size"] * c["block_tile_m"], c["block_tile_n"]
+    chunk_kib = wgmma_m * chunk_cols * 4 // 1024
+    tile_kib = rows * cols * 4 // 1024  # a unit's partial sums: its blocks' consumers' accumulators
+    # writer[band][column]: the unit whose consumer adds up and writes that chunk (every block of a
+    # cluster takes the same share of its own rows).
+    writer = [[None] * chunks for _ in range(bands)]
+    for u in range(c0, c1 + 1):
+        for consumer in range(consumers):
+            first, end = s.share_of(u, tile, consumer, consumers, pieces)
+            for piece in range(first, end):
+                half, within = divmod(piece, chunks)
+                for rank in range(c["cluster_size"]):
+                    writer[rank * consumers + half][within] = u
+    written = {u: sum(line.count(u) for line in writer) for u in range(c0, c1 + 1)}
+    colour = {u: WARP_COLOURS[(u - c0) % len(WARP_COLOURS)] for u in range(c0, c1 + 1)}
+
+    side = 16  # the cluster tile, drawn square
+    cell_w, cell_h = side * chunk_cols / cols, side * wgmma_m / rows
+    panel_w, gap = 34, 4
+    width = 2 * panel_w + gap
+    canvas = Canvas(width, 40.5, inches=8)
+    canvas.text(width / 2, 0.8, f"tile {tile} of {m} × {n} × {k} ({c['rule']}: {s.sk_tiles} tiles in {s.split}"
+                f" parts on {resident} clusters): its {s.k_tiles} k-slices in {parts} parts, units {c0}–{c1}",
+                size=8, weight="bold")
+    # the parts along K
+    scale = (width - 8) / s.k_tiles
+    for u in range(c0, c1 + 1):
+        first, end = s.begin(u) - tile * s.k_tiles, s.begin(u + 1) - tile * s.k_tiles
+        canvas.box(4 + first * scale, 2.5, (end - first) * scale, 2.6, face=colour[u], edge=EDGE)
+        canvas.text(4 + (first + end) / 2 * scale, 3.8, f"unit {u}, on cluster {u % s.workers}\nslices {first}–{end - 1}",
+                    size=6.5)
+    canvas.text(4, 6.1, "k-slice 0", size=6.5, ha="left")
+    canvas.text(width - 4, 6.1, f"{s.k_tiles - 1}", size=6.5, ha="right")
+    top = 9.5
+    panels = [(0, "fixed up by one unit (11: ByFirstUnit)", None),
+              (panel_w + gap, f"shared by its {parts} units ({int(step[:2])}: {c['fixup']})", writer)]
+    for x0, title, owners in panels:
+        canvas.text(x0 + panel_w / 2, top, title, size=8, weight="bold")
+        # the units' partial sums, left; the tile of C, right
+        box_w, box_h, tile_x = 11.5, 2.2, x0 + panel_w - side - 1
+        tile_y = top + 2
+        for i, u in enumerate(range(c0, c1 + 1)):
+            y = tile_y + (side - parts * (box_h + 0.8) + 0.8) / 2 + i * (box_h + 0.8)
+            kept = owners is None and u == c0  # the fixing unit keeps its own sum in registers
+            canvas.box(x0 + 1, y, box_w, box_h, face=colour[u], edge=EDGE, linestyle="--" if kept else "-")
+            canvas.text(x0 + 1 + box_w / 2, y + box_h / 2,
+                        f"unit {u}: {'accumulators' if kept else f'partial, {tile_kib} KiB'}", size=6.5)
+            if owners is None:  # every partial to unit c0, which writes the whole tile
+                canvas.arrow(x0 + 1 + box_w, y + box_h / 2, tile_x - 0.3, tile_y + side / 2,
+                             colour=MARK if kept else EDGE, width=1.0 if kept else 0.6)
+            else:  # every partial to every chunk: each unit reads its chunks of all of them
+                canvas.arrow(x0 + 1 + box_w, y + box_h / 2, tile_x - 0.3, y + box_h / 2, colour=EDGE, width=0.6)
+        for band in range(bands):
+            for column in range(chunks):
+                u = c0 if owners is None else owners[band][column]
+                canvas.box(tile_x + column * cell_w, tile_y + band * cell_h, cell_w, cell_h, face=colour[u],
+                           edge="white", width=0.6)
+                canvas.text(tile_x + (column + 0.5) * cell_w, tile_y + (band + 0.5) * cell_h, str(u), size=6.5)
+        canvas.box(tile_x, tile_y, side, side, edge=EDGE, width=1.0)
+        for rank in range(1, c["cluster_size"]):
+            canvas.ax.plot([tile_x, tile_x + side], [tile_y + rank * consumers * cell_h] * 2, color=EDGE,
+                           linewidth=1.0)
+        canvas.text(tile_x + side / 2, tile_y + side + 1.4, f"C tile {rows} × {cols} ({c['cluster_size']} blocks),\n{bands * chunks} chunks of"
+                    f" {wgmma_m} × {chunk_cols}", size=6.5)
+        canvas.text(x0 + 1 + box_w / 2, tile_y + side + 0.9, "in the workspace" if owners is not None else
+                    "in registers, in the workspace", size=6.5)
+    later = f"{c0 + 1}–{c1}" if parts > 2 else f"{c1}"
+    canvas.note(1, top + side + 5.2,
+                f"Units {later} store their partial sums ({tile_kib} KiB each: {c['cluster_size']} blocks ×"
+                f" {consumers} consumer warpgroups) and are done with it. Unit {c0}, holding slice 0, waits for all"
+                f" {parts - 1}, adds them to its own accumulators in the order of the k-slices and writes the whole"
+                f" tile (every chunk numbered {c0}): {(parts - 1) * tile_kib} KiB read and {tile_kib} KiB written"
+                f" by one cluster after its {s.begin(c0 + 1) - s.begin(c0)} slices, before its whole tiles,"
+                f" while the other {parts - 1} go on to theirs.",
+                68, size=7)
+    reads = sorted({parts * chunk_kib * count for count in written.values()})
+    writes = sorted({chunk_kib * count for count in written.values()})
+    counts = sorted(set(written.values()))
+    canvas.note(panel_w + gap + 1, top + side + 5.2,
+                f"Each unit stores its partial and waits for all {parts}; then its consumer warpgroups add up, in"
+                f" the order of the k-slices, the {parts} partials of their share of the chunks (each numbered"
+                f" by the unit that writes it), and write them: {' or '.join(map(str, counts))} chunks,"
+                f" {' or '.join(map(str, reads))} KiB read and {' or '.join(map(str, writes))} KiB written a unit,"
+                f" before its whole tiles."
+                f" A tile in {alone} part{'s' if alone > 1 else ''} or fewer is still fixed up by one unit.",
+                68, size=7)
+    return canvas
+
+
+# ---- 13: the swap -------------------------------------------------------------------------------------
 
 SWAP_EXAMPLE_M = 16  # 13's run command: --m 16
 
 
-def draw_12(step):
+def draw_13(step):
     c = config.step_config(step)
-    before = config.step_config("12_stream_k")  # the tile 12 replaces for few rows
+    before = config.step_config("12_stream_k")  # the tile 13 replaces for few rows
     hopper = config.header_constants("common/hopper.cuh")
     wgmma_m = hopper["wgmma_m"]
     m = SWAP_EXAMPLE_M
     width_n = config.swap_width(m)
-    rows11, bm11, bn11, bn = (before["cluster_size"] * before["block_tile_m"], before["block_tile_m"],
+    rows12, bm12, bn12, bn = (before["cluster_size"] * before["block_tile_m"], before["block_tile_m"],
                               before["block_tile_n"], c["block_tile_n"])
     s = 0.1  # drawing units per row or column of C
-    x0, y0, x1 = 1, 3.5, 6 + bn11 * s
-    tall = max(rows11, bn) * s
+    x0, y0, x1 = 1, 3.5, 6 + bn12 * s
+    tall = max(rows12, bn) * s
     width, height = x1 + 30, y0 + tall + 4
     canvas = Canvas(width, height, inches=8)
-    # left: 11's cluster tile of C = A·B, M rows of it real
-    canvas.text(x0 + bn11 * s / 2, y0 - 2, f"C = A·B in 11's cluster tile, {rows11} × {bn11}", size=8, weight="bold")
-    for w in range(rows11 // wgmma_m):
-        canvas.box(x0, y0 + w * wgmma_m * s, bn11 * s, wgmma_m * s, face="white", edge=EDGE, linestyle="--")
-        canvas.text(x0 + bn11 * s / 2, y0 + (w + 0.7) * wgmma_m * s,
-                    f"block {w * wgmma_m // bm11}, consumer warpgroup {w % (bm11 // wgmma_m)}: wgmma m{wgmma_m}",
+    # left: 12's cluster tile of C = A·B, M rows of it real
+    canvas.text(x0 + bn12 * s / 2, y0 - 2, f"C = A·B in 12's cluster tile, {rows12} × {bn12}", size=8, weight="bold")
+    for w in range(rows12 // wgmma_m):
+        canvas.box(x0, y0 + w * wgmma_m * s, bn12 * s, wgmma_m * s, face="white", edge=EDGE, linestyle="--")
+        canvas.text(x0 + bn12 * s / 2, y0 + (w + 0.7) * wgmma_m * s,
+                    f"block {w * wgmma_m // bm12}, consumer warpgroup {w % (bm12 // wgmma_m)}: wgmma m{wgmma_m}",
                     size=7, color="#666666")
-    canvas.box(x0, y0, bn11 * s, m * s, face=C_COLOUR, edge=C_COLOUR)
-    canvas.text(x0 + bn11 * s / 2, y0 + m * s / 2, f"the {m} rows of C", size=7, color="white")
-    canvas.note(x0, y0 + tall + 0.8, f"M = {m}: {rows11 - m} of the tile's {rows11} rows multiply rows that do"
-                f" not exist; {m} / {rows11} of the tensor cores' work is used.", 60, size=7.5)
+    canvas.box(x0, y0, bn12 * s, m * s, face=C_COLOUR, edge=C_COLOUR)
+    canvas.text(x0 + bn12 * s / 2, y0 + m * s / 2, f"the {m} rows of C", size=7, color="white")
+    canvas.note(x0, y0 + tall + 0.8, f"M = {m}: {rows12 - m} of the tile's {rows12} rows multiply rows that do"
+                f" not exist; {m} / {rows12} of the tensor cores' work is used.", 60, size=7.5)
     # right: 13's tile of Cᵀ = Bᵀ·Aᵀ, M as the wgmma's n
     canvas.text(x1 + 12, y0 - 2, "Cᵀ = Bᵀ·Aᵀ in 13's tile", size=8, weight="bold")
     for w in range(bn // wgmma_m):
@@ -567,7 +694,7 @@ PICTURES_DRAWN = {
     "01_naive": draw_01, "02_block_tiling": draw_02, "03_thread_coarsening": draw_03,
     "04_outer_product": draw_04, "05_wmma": draw_05, "06_multiwarp_wmma": draw_06,
     "07_async_pipeline": draw_07, "08_mma_ldmatrix": draw_08, "09_wgmma_tma": draw_09,
-    "10_persistent_clusters": draw_10, "12_stream_k": draw_11, "13_swap_ab": draw_12,
+    "10_persistent_clusters": draw_10, "11_split_k": draw_11, "12_stream_k": draw_12, "13_swap_ab": draw_13,
 }
 
 

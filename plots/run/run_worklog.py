@@ -98,8 +98,8 @@ SHAPES_VARIANTS = {"15_tile_per_shape": ("best_of_menu",)}
 PROBE_SIZE = 64  # the tiny run that tells a step's precision and whether this GPU runs it
 PORTABLE_STEP = "08_mma_ldmatrix"  # the fastest step that is not Hopper-only: always in the shapes run
 # The shapes chapter's first step, by number: README.md's shapes chapter quotes every step from here on
-# (10's cluster tiles, 11's stream-K, 13's swapped operands, 14's padding, 15's menu), so the default
-# run has each of them that the build has.
+# (10's cluster tiles, 11's split-K, 12's stream-K, 13's swapped operands, 14's padding, 15's menu), so
+# the default run has each of them that the build has.
 SHAPES_FROM = 10
 PEERS = {"torch": "torch.matmul", "triton": "Triton"}  # peers.py --engine, and the engine's name
 

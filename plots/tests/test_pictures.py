@@ -37,6 +37,8 @@ class ConfigReaderTest(unittest.TestCase):
                             ("09_wgmma_tma", ["block_tile_m", "block_tile_n", "block_tile_k", "stages",
                                               "producer_registers", "consumer_registers"]),
                             ("10_persistent_clusters", ["cluster_size", "group_rows", "stages"]),
+                            ("11_split_k", ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size",
+                                            "fixup_slices"]),
                             ("12_stream_k", ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size",
                                              "fixup_slices"]),
                             ("13_swap_ab", ["block_tile_n", "block_tile_k"])]:
@@ -63,10 +65,13 @@ class ConfigReaderTest(unittest.TestCase):
                 with self.subTest(step=step, name=name):
                     self.assertEqual(read[name], stated(f"{step}/kernel.cu", name))
 
-    def test_enumerators_and_library_constants(self):
-        self.assertEqual(config.step_config("12_stream_k")["decomposition"],
-                         re.search(r"decomposition = Decomposition::(\w+);",
-                                   (ROOT / "12_stream_k/kernel.cu").read_text(encoding="utf-8")).group(1))
+    def test_rule_and_fixup_aliases_and_library_constants(self):
+        for step in ["11_split_k", "12_stream_k", "13_swap_ab"]:
+            text = (ROOT / step / "kernel.cu").read_text(encoding="utf-8")
+            for name in ["rule", "fixup"]:
+                with self.subTest(step=step, name=name):
+                    self.assertEqual(config.step_config(step)[name],
+                                     re.search(r"using " + name + r" = stream_k::(\w+(?:<\d+>)?);", text).group(1))
         self.assertEqual(config.header_constants("common/hopper.cuh")["wgmma_m"], stated("common/hopper.cuh", "wgmma_m"))
         self.assertEqual(config.header_constants("common/wmma_tiles.cuh")["fragment_size"],
                          stated("common/wmma_tiles.cuh", "fragment_size"))
@@ -80,10 +85,15 @@ constexpr int a = 4, b = a * 2;  // two on a line, one from the other
 struct Config {
   static constexpr int big = 1 << 30;
   static constexpr bool on = true;
-  static constexpr Decomposition rule =
-      Decomposition::split_k;      // over two lines
+  static constexpr Kind kind =
+      Kind::even;                  // over two lines
   static constexpr int half = big / 2;
   static constexpr int skipped = sizeof(float);
+  using rule =
+      stream_k::EveryTileInParts<half / (1 << 28)>;  // over two lines, an argument from names
+  using fixup = worklog::stream_k::ByFirstUnit;
+  using Base::inherited;
+  using unread = std::array<float, sizeof(float)>;
 };
 struct Variant : Config {
   static constexpr int big = 3;
@@ -93,25 +103,67 @@ void f() {
 }
 """
         self.assertEqual(config.declarations(config.struct_body(source, "Config")),
-                         {"big": 1 << 30, "on": True, "rule": "split_k", "half": 1 << 29})
+                         {"big": 1 << 30, "on": True, "kind": "even", "half": 1 << 29, "rule": "EveryTileInParts<2>",
+                          "fixup": "ByFirstUnit"})
         self.assertEqual(config.declarations(config.file_scope_lines(source)), {"a": 4, "b": 8})
 
 
+def header_rules_and_fixups():
+    """The rules (structs with a `static Division divide`) and the fixups (structs with alone_units)
+    that split_k_schedule.cuh and stream_k_schedule.cuh declare, by name ("EveryTileInParts" for a
+    template)."""
+    rules, fixups = set(), set()
+    for header in ["common/sm90/split_k_schedule.cuh", "common/sm90/stream_k_schedule.cuh"]:
+        text = (ROOT / header).read_text(encoding="utf-8")
+        for match in re.finditer(r"^struct (\w+) \{\n(.*?)^\};", text, re.MULTILINE | re.DOTALL):
+            if "static Division divide(" in match.group(2):
+                rules.add(match.group(1))
+            if "alone_units" in match.group(2):
+                fixups.add(match.group(1))
+    return rules, fixups
+
+
 class StreamKArithmeticTest(unittest.TestCase):
-    """What common/tests/stream_k_schedule.cu checks of the C++ plan, at its Config (read from it)."""
+    """What common/tests/stream_k_schedule.cu checks of the C++ plan, at its Config and variants (read
+    from it)."""
 
     @classmethod
     def setUpClass(cls):
-        text = (ROOT / "common/tests/stream_k_schedule.cu").read_text(encoding="utf-8")
-        cls.config = config.declarations(config.struct_body(text, "Config"))
+        cls.text = (ROOT / "common/tests/stream_k_schedule.cu").read_text(encoding="utf-8")
+        cls.config = config.declarations(config.struct_body(cls.text, "Config"))
 
-    def plan(self, m, n, k, **changes):
-        return stream_k.plan_shape(dict(self.config, **changes), m, n, k, 66)
+    def variant(self, name):
+        """The configuration of the C++ test's struct `name` (`struct Name : Base { … }`), its bases'
+        knobs under its own."""
+        if name == "Config":
+            return dict(self.config)
+        base = re.search(r"^struct " + name + r" : (\w+) \{", self.text, re.MULTILINE).group(1)
+        return dict(self.variant(base), **config.declarations(config.struct_body(self.text, name)))
 
-    def test_the_test_config_reads_as_11s(self):
-        eleven = config.step_config("12_stream_k")
-        for name in ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size", "fixup_slices", "decomposition"]:
-            self.assertEqual(self.config[name], eleven[name], name)
+    def plan(self, m, n, k, resident=66, **changes):
+        return stream_k.plan_shape(dict(self.config, **changes), m, n, k, resident)
+
+    def test_the_test_config_reads_as_the_steps(self):
+        # Config is step 12's (11's rule, the shared fixup); FixupAlone step 11's (its fixup by one unit).
+        for step, variant in [("12_stream_k", "Config"), ("11_split_k", "FixupAlone")]:
+            read, planned = config.step_config(step), self.variant(variant)
+            for name in ["block_tile_m", "block_tile_n", "block_tile_k", "cluster_size", "fixup_slices", "rule",
+                         "fixup"]:
+                with self.subTest(step=step, name=name):
+                    self.assertEqual(planned[name], read[name])
+
+    def test_every_rule_and_fixup_of_the_headers_is_known(self):
+        rules, fixups = header_rules_and_fixups()
+        self.assertEqual(rules, set(stream_k.RULES) | {"EveryTileInParts"})
+        self.assertEqual(fixups, {"ByFirstUnit", "SharedAbove"})
+        self.assertEqual(stream_k.alone_units("SharedAbove<2>"), 2)
+        self.assertGreater(stream_k.alone_units("ByFirstUnit"), 1 << 20)
+        for rule in ["Hybrid", "EveryTileInParts<1>"]:
+            with self.assertRaises(ValueError, msg=rule):
+                stream_k.divide(1, 1, 1, rule)
+        for fixup in ["ByOneUnit", "SharedAbove<0>"]:
+            with self.assertRaises(ValueError, msg=fixup):
+                stream_k.alone_units(fixup)
 
     def test_cube_3072(self):
         s = self.plan(3072, 3072, 3072)
@@ -132,17 +184,33 @@ class StreamKArithmeticTest(unittest.TestCase):
                 self.assertEqual(self.plan(*shape).sk_tiles, 0)
 
     def test_even_deal(self):
-        s = self.plan(3072, 3072, 3072, decomposition="hybrid_even")
-        self.assertEqual((s.sk_tiles, s.units, s.split), (78, 66, 0))
+        s = stream_k.plan_shape(self.variant("HybridEven"), 3072, 3072, 3072, 66)
+        self.assertEqual((s.sk_tiles, s.units, s.split, s.span, s.slots_per_unit), (78, 66, 66, 78 * 48, 2))
 
     def test_walks_cover_every_iteration_once(self):
-        for decomposition in ["hybrid", "hybrid_even", "stream_k", "data_parallel"]:
-            for shape in [(3072, 3072, 3072), (1024, 1024, 8192), (300, 264, 10000)]:
-                with self.subTest(decomposition=decomposition, shape=shape):
-                    s = self.plan(*shape, decomposition=decomposition)
-                    covered = [(tile, kt) for w in range(s.workers) for tile, kb, ke, _ in s.walk(w)
-                               for kt in range(kb, ke)]
-                    self.assertEqual(sorted(covered), [(t, kt) for t in range(s.tiles) for kt in range(s.k_tiles)])
+        for variant in ["Config", "DataParallel", "SplitK2", "SplitK4", "StreamKOnly", "HybridEven", "NoCluster"]:
+            for shape in [(3072, 3072, 3072), (1024, 1024, 8192), (300, 264, 10000), (4352, 2304, 2056)]:
+                for resident in [66, 5]:
+                    with self.subTest(variant=variant, shape=shape, resident=resident):
+                        s = stream_k.plan_shape(self.variant(variant), *shape, resident)
+                        covered = [(tile, kt) for w in range(s.workers) for tile, kb, ke, _ in s.walk(w)
+                                   for kt in range(kb, ke)]
+                        self.assertEqual(sorted(covered),
+                                         [(t, kt) for t in range(s.tiles) for kt in range(s.k_tiles)])
+
+    def test_units_and_shares(self):
+        # unit_of inverts begin; a shared tile's pieces are dealt out once over its units' consumers.
+        for variant in ["Config", "SplitK4", "StreamKOnly", "HybridEven"]:
+            for shape in [(3072, 3072, 3072), (1024, 1024, 8192), (4352, 2304, 2056)]:
+                with self.subTest(variant=variant, shape=shape):
+                    s = stream_k.plan_shape(self.variant(variant), *shape, 66)
+                    for u in range(s.units):
+                        for x in range(s.begin(u), s.begin(u + 1)):
+                            self.assertEqual(s.unit_of(x), u)
+                    for tile in range(s.sk_tiles):
+                        dealt = [p for u in range(s.first_unit(tile), s.last_unit(tile) + 1) for consumer in range(2)
+                                 for p in range(*s.share_of(u, tile, consumer, 2, 16))]
+                        self.assertEqual(dealt, list(range(16)))
 
 
 def pinned_matplotlib():
@@ -182,10 +250,10 @@ class CommittedPicturesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as folder:
             paths = []
             for attempt in range(2):
-                for step in ["01_naive", "12_stream_k"]:
+                for step in ["01_naive", "11_split_k", "12_stream_k"]:
                     paths.append(Path(folder) / f"{step}.{attempt}.svg")
                     self.draw.PICTURES_DRAWN[step](step).save(paths[-1])
-            for a, b in zip(paths[:2], paths[2:]):
+            for a, b in zip(paths[:3], paths[3:]):
                 self.assertTrue(filecmp.cmp(a, b, shallow=False), a.name)
             text = paths[0].read_text(encoding="utf-8")
             self.assertNotIn("<dc:date>", text)

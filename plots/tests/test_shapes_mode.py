@@ -151,9 +151,9 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("- Failed checks, left out of the means: 04_outer_product 256x256x256",
                       (self.out / "shapes.md").read_text())
 
-    def test_14_runs_its_best_of_menu_too(self):
-        # 14 is the last step: the default run takes 14, then its best of menu (one more process,
-        # --variant best_of_menu), then 13, 12, 08 and 04; shapes.md gains the model's column.
+    def test_15_runs_its_best_of_menu_too(self):
+        # 15 is the last of these steps: the default run takes 15, then its best of menu (one more
+        # process, --variant best_of_menu), then 14, 13, 08 and 04; shapes.md gains the model's column.
         steps = ["04_outer_product", "08_mma_ldmatrix", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"]
         code, stdout, stderr = self.shapes_run({s: 0 for s in steps}, "--no-peers")
         self.assertEqual((code, stderr), (0, ""), stdout)
@@ -177,9 +177,9 @@ class ShapesModeTest(unittest.TestCase):
         self.assertIn("| squares (2) | 50.0% · worst 50.0% 256x256x256 | 50.0% · worst 50.0% 256x256x256 |", markdown)
         self.assertIn(" | 2/2 |\n", markdown)  # the fake steps take the same time for either run
 
-    def test_a_gpu_that_cannot_run_14_runs_neither_it_nor_its_best_of_menu(self):
+    def test_a_gpu_that_cannot_run_15_runs_neither_it_nor_its_best_of_menu(self):
         steps = {"08_mma_ldmatrix": 0, "14_pad_unaligned": 4, "15_tile_per_shape": 4}
-        code, stdout, stderr = self.shapes_run(steps, "--no-peers", "--steps", "14,08")
+        code, stdout, stderr = self.shapes_run(steps, "--no-peers", "--steps", "15,08")
         self.assertEqual(code, 0, stdout + stderr)
         self.assertIn("run_worklog: skipping 15_tile_per_shape: 15_tile_per_shape needs compute capability 9.0", stderr)
         self.assertNotIn("best_of_menu", stderr)
@@ -195,7 +195,7 @@ class ShapesModeTest(unittest.TestCase):
                            'fake" >&2; exit 5 ;; esac\n')
         (bin_dir / "15_tile_per_shape").write_text(script)
         code, stdout, stderr = run_driver("--bin-dir", bin_dir, "--out", self.out, "--shapes", self.corpus,
-                                          "--no-peers", "--steps", "14")
+                                          "--no-peers", "--steps", "15")
         self.assertEqual(code, 1, stdout + stderr)
         self.assertIn("run_worklog: 15_tile_per_shape/best_of_menu stopped with exit code 5; its remaining shapes are "
                       "left out; continuing", stderr)
