@@ -53,6 +53,7 @@ __host__ __device__ inline void tiles_to_share(const Schedule& s, int alone_unit
              ? last_tile
              : -1;
 }
+// EXCERPT BEGIN share_of
 // The pieces [first, end) of split tile `tile` that consumer warpgroup `consumer` of unit u adds up
 // and writes: the tile's `pieces` dealt out evenly over its units' `consumers` warpgroups each.
 __host__ __device__ inline void share_of(const Schedule& s, int u, long long tile, int consumer, int consumers,
@@ -62,6 +63,7 @@ __host__ __device__ inline void share_of(const Schedule& s, int u, long long til
   first = pieces * index / shares;
   end = pieces * (index + 1) / shares;
 }
+// EXCERPT END share_of
 
 // ---- The shared fixup (device) ----------------------------------------------------------------------
 // Fixup's protocol, and the sharing: a split tile's fixup is cut into `pieces` of piece_float4s
@@ -87,6 +89,7 @@ class SharedFixup : public Fixup<P> {
 
   using Base::Base;
 
+  // EXCERPT BEGIN finish_segment
   // After the K loop of a segment: as Fixup, but a split tile of more than alone_units units is not
   // written by the unit holding its slice 0: at a range's end, the unit publishes, then shares the
   // fixup of the tiles it began or ended in (store_piece(sum, the tile's origin_of, half, piece of
@@ -112,6 +115,7 @@ class SharedFixup : public Fixup<P> {
       }
     }
   }
+  // EXCERPT END finish_segment
 
  private:
   // The shared fixup of split tile `tile` by unit u: its contributors are units c0 … c1, in the order
