@@ -1,6 +1,6 @@
 // Step 14 (Hopper) — any alignment at full speed: pad once, or read in place.
 //
-// Adds to 12: operands whose rows TMA cannot describe are copied once into the workspace with their
+// Adds to 13: operands whose rows TMA cannot describe are copied once into the workspace with their
 // leading dimension rounded up to 8 and handed to 13's launcher; an unaligned C is written by the
 // swap kernel or staged and copied out; few rows of A with an unaligned B are read in place.
 // Why it helps: one extra column no longer sends a problem to a kernel a fraction as fast.
@@ -26,7 +26,7 @@ using pad_unaligned::padded_workspace_bytes;
 struct PadAlways : PadConfig {  // B padded even for few rows: the copy where the rule reads in place
   static constexpr int in_place_max_m = 0;
 };
-struct CStaged : PadConfig {  // C always through a padded C and 11, never the swap kernel's stores
+struct CStaged : PadConfig {  // C always through a padded C and 12, never the swap kernel's stores
   static constexpr int direct_c_max_k = 0;
 };
 struct CDirect : PadConfig {  // C always written by the swap kernel's stores when its rows are unaligned
@@ -44,7 +44,7 @@ WORKLOG_REGISTER_STEP(
         .needs_workspace(padded_workspace_bytes<PadConfig>)
         .variant("pad_always", "the copy for every unaligned shape, few rows of A too (no in-place kernel)",
                  launch_padded<PadAlways>, padded_workspace_bytes<PadAlways>)
-        .variant("c_staged", "C with unaligned rows always through a padded C and 11", launch_padded<CStaged>,
+        .variant("c_staged", "C with unaligned rows always through a padded C and 12", launch_padded<CStaged>,
                  padded_workspace_bytes<CStaged>)
         .variant("c_direct", "C with unaligned rows always written by the swap kernel's stores", launch_padded<CDirect>,
                  padded_workspace_bytes<CDirect>))

@@ -1,6 +1,6 @@
 // Step 15 (Hopper) — a tile for every shape: a menu of kernels, and a model that picks one.
 //
-// Adds to 13: 11's kernel at nine block tiles and clusters (the menu), and a model that prices each
+// Adds to 14: 11's kernel at nine block tiles and clusters (the menu), and a model that prices each
 // entry's busiest cluster on the shape (slices, segments, fixups) at prices measured on the GPU and
 // runs the cheapest; few columns, tiny K and small problems take kernels of their own.
 // Why it helps: the tile that fills the GPU best differs from shape to shape.
@@ -24,7 +24,7 @@ using tile_per_shape::Entry;
 
 // ---- The step ---------------------------------------------------------------------------------------
 // launch_routes.cuh: few columns to the pass over A (pass_over_a.cuh), tiny K to the write of C
-// (tiny_k.cuh), small problems to 08's kernel with small tiles, rows TMA cannot describe padded by 13
+// (tiny_k.cuh), small problems to 08's kernel with small tiles, rows TMA cannot describe padded by 14
 // and sent back here, few rows to 13's swapped family (its width follows M); every other shape to the
 // menu's entry that the model picks (best of menu: the fastest measured).
 template <bool best_of_menu>

@@ -1,6 +1,6 @@
 // Step 16 (Hopper) — both orientations: the menu gains cuBLAS's side of the swap.
 //
-// Adds to 14: 13's swap kernel at fixed block tiles joins the menu, every entry priced by 15's model
+// Adds to 15: 13's swap kernel at fixed block tiles joins the menu, every entry priced by 15's model
 // at prices this step measured, and the route of a problem is decided once for the launch and its
 // workspace.
 // Why it helps: cuBLAS computes Cᵀ = Bᵀ·Aᵀ, whose tiles step in 8 rows; shapes between 15's tiles
@@ -36,7 +36,7 @@ using tile_per_shape::Work;
 // An entry of 13's swap kernel, in 15's terms: its rows and columns of C, no cluster of shared B, and
 // the work of its busiest block. Where every tile fits in one wave its tiles' k-parts are summed in a
 // cluster (each block one segment of ⌈slices / parts⌉ slices, then the sum: priced as a fixup); else
-// 11's schedule, whose busiest worker 14 computes.
+// 11's schedule, whose busiest worker 15 computes.
 template <std::size_t i>
 Work swapped_work(Shape shape, Strides strides) {
   // maybe unused: a student copy blanks the region, the one place that reads the tile
@@ -45,7 +45,7 @@ Work swapped_work(Shape shape, Strides strides) {
   // LAB BEGIN swapped_work
   if (const int parts = tile.cluster_parts(shape); parts > 0) {
     const long long slices = ceil_div(ceil_div(shape.k, 64), parts);
-    const bool off_lines = (strides.lda | strides.ldb) % 64 != 0;  // either off 64 halves: as 14 prices them
+    const bool off_lines = (strides.lda | strides.ldb) % 64 != 0;  // either off 64 halves: as 15 prices them
     work = {slices, 1, parts > 1, off_lines ? slices : 0};
   } else {
     stream_k::Plan plan{};
@@ -92,11 +92,11 @@ const tile_per_shape::Model& both_model() {
 
 // ---- The route ----------------------------------------------------------------------------------------
 // 15's routes (launch_routes.cuh), with this step's model on the menu's route. Rows TMA cannot
-// describe are padded by 13 and the padded problem comes back to this menu.
+// describe are padded by 14 and the padded problem comes back to this menu.
 template <bool best_of_menu>
 using Routes15 = tile_per_shape::Routes<both_model, best_of_menu>;
 
-// One entry on any problem (a variant): rows TMA cannot describe padded by 13 first, as the step does.
+// One entry on any problem (a variant): rows TMA cannot describe padded by 14 first, as the step does.
 template <std::size_t i>
 void launch_entry(const GemmProblem<__half>& p, cudaStream_t stream) {
   const Entry& e = menu_items()[i];

@@ -2,7 +2,7 @@
 
 lab/rubric.json holds the defaults; an instructor's rubric file needs only the values it changes.
 Performance is timed at one shape per step: performance.sizes names a step's own ({"12_stream_k":
-[M, N, K]}, or by number, "11"), performance.size is every other step's. A rubric file without
+[M, N, K]}, or by number, "12"), performance.size is every other step's. A rubric file without
 sizes (written before there were any) keeps the default's per-step sizes, and a recorded grading
 without them (grading.json) reads as every step at size.
 """
@@ -84,7 +84,7 @@ def validate(rubric, where):
                          f"(got {sizes!r})")
     for key, value in sizes.items():
         if not SIZE_KEY.match(key):
-            raise UsageError(f"{where}: performance.sizes: '{key}' is not a step (a number such as 11, or a "
+            raise UsageError(f"{where}: performance.sizes: '{key}' is not a step (a number such as 12, or a "
                              "folder's name such as 12_stream_k)")
         if not _valid_size(value):
             raise UsageError(f"{where}: performance.sizes.{key} must be [M, N, K], three positive integers "

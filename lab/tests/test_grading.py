@@ -307,15 +307,15 @@ class GradeCommandLineTest(TemporaryFolderTest):
         rubric = self.tmp / "rubric.json"
         rubric.write_text('{"performance": {"full_at": 0.2}}')
         misnamed = self.tmp / "misnamed.json"
-        misnamed.write_text('{"performance": {"sizes": {"11_streamk": [3072, 3072, 3072]}}}')
+        misnamed.write_text('{"performance": {"sizes": {"12_streamk": [3072, 3072, 3072]}}}')
         rows = [
             (["--steps", "99"], "no step '99'"),
             (["--steps", "02", "--cases", hidden], f"{hidden}:2: M, N and K must be integers"),
             (["--steps", "02", "--rubric", rubric], "performance.zero_at (0.25) must be below full_at (0.2)"),
-            (["--steps", "02", "--rubric", misnamed], "'11_streamk' is not a step of this tree (step 11 is 12_stream_k)"),
+            (["--steps", "02", "--rubric", misnamed], "'12_streamk' is not a step of this tree (step 12 is 12_stream_k)"),
             (["--steps", "02", "--submission", self.tmp / "nowhere"], "not a folder"),
-            (["--steps", "11", "--handed-out", "09,10"], "--handed-out 09,10: the graded steps must be among"),
-            (["--steps", "11", "--handed-out", "09,99"], "no step '99'"),
+            (["--steps", "12", "--handed-out", "09,10"], "--handed-out 09,10: the graded steps must be among"),
+            (["--steps", "12", "--handed-out", "09,99"], "no step '99'"),
         ]
         for args, message in rows:
             with self.subTest(args=args):

@@ -241,28 +241,28 @@ class RepositoryReleaseTest(TemporaryFolderTest):
 
     def test_every_step_together_leaks_nothing_into_a_step_that_marks_its_repeats(self):
         """The joint release of every lab step (--steps all), at every level: a step with repeat
-        regions (08, 11 and 12 mark the code they repeat of 07, 09 and 10) shows no earlier
+        regions (08, 11 and 13 mark the code they repeat of 07, 09 and 10) shows no earlier
         solution. What is left is in steps that mark none (lab.py check's last line lists it), and
         never in the harness, the documentation or LAB.md."""
         steps = [s for s in discover_steps(REPOSITORY) if regions_of(REPOSITORY, s)]
         marking = [s for s in steps if any(r.repeats for r in markers.all_regions(regions_of(REPOSITORY, s)))]
-        self.assertTrue({"08_mma_ldmatrix", "12_stream_k", "13_swap_ab"} <= set(marking), marking)
+        self.assertTrue({"08_mma_ldmatrix", "11_split_k", "13_swap_ab"} <= set(marking), marking)
         unmarked = [s for s in steps if s not in marking]
         for level, leaks in lab.joint_release_leaks(REPOSITORY, steps, load_rubric()):
             with self.subTest(level=level):
                 self.assertEqual([leak for leak in leaks if not release.leaked_steps([leak], unmarked)], [])
 
     def test_the_hopper_steps_together_leak_nothing_and_ask_for_the_repeated_code(self):
-        """09 to 12 at once, at every level: 11's and 13's producers (09's and 10's) are TODOs too;
+        """09, 10, 11 and 13 at once, at every level: 11's and 13's producers (09's and 10's) are TODOs too;
         07 and 08 at the hard level: 08's copy of 07's pipeline is."""
-        hopper = ["09_wgmma_tma", "10_persistent_clusters", "12_stream_k", "13_swap_ab"]
+        hopper = ["09_wgmma_tma", "10_persistent_clusters", "11_split_k", "13_swap_ab"]
         for steps, level, repeated in ((hopper, "easy", 4), (hopper, "hard", 10),
                                        (["07_async_pipeline", "08_mma_ldmatrix"], "hard", 3)):
             with self.subTest(steps=steps, level=level):
                 plan = release.Plan(REPOSITORY, steps, load_rubric(), level=level)
                 self.assertEqual(plan.leaks(), [])
                 self.assertEqual(len([r for r in plan.regions if r.repeats]), repeated)
-        code, out, err = run_lab("release", "--steps", "09,10,11,12", "--out", self.tmp / "hopper")
+        code, out, err = run_lab("release", "--steps", "09,10,11,13", "--out", self.tmp / "hopper")
         self.assertEqual((code, err), (0, ""), out)
         eleventh = (self.tmp / "hopper" / "common" / "sm90" / "stream_k_kernel.cuh").read_text()  # 11's kernel
         self.assertIn("// TODO: As in 10 (09's, with a cluster): arm full[stage]", eleventh)
@@ -280,7 +280,7 @@ class RepositoryReleaseTest(TemporaryFolderTest):
         self.assertTrue({leak.split(": ", 1)[0] for leak in leaks} - by_line, leaks)
 
     def test_check_of_the_repository_reaches_every_step_and_passes(self):
-        """A line per lab step, to the last. 12 and 13 call 11's and 13's launchers through the headers
+        """A line per lab step, to the last. 13 and 14 call 12's and 13's launchers through the headers
         those steps declare and repeat none of their code, so check hands each out alone; a joint
         release that cannot be made (a step's FALLBACK left out) would be no answer either."""
         code, out, err = run_lab("check")

@@ -330,9 +330,9 @@ class RepositoryStepsTest(unittest.TestCase):
                 for region in (r for r in all_regions(regions_of(REPOSITORY, step)) if r.repeats):
                     self.assertNotIn(region, blanked_regions(regions_of(REPOSITORY, step), "hard", [step]))
         repeating = {step: {w for r in all_regions(regions_of(REPOSITORY, step)) for w in r.repeats}
-                     for step in ("08_mma_ldmatrix", "12_stream_k", "13_swap_ab")}
+                     for step in ("08_mma_ldmatrix", "11_split_k", "13_swap_ab")}
         self.assertEqual(repeating,
-                         {"08_mma_ldmatrix": {"07"}, "12_stream_k": {"09", "10"}, "13_swap_ab": {"09", "10"}})
+                         {"08_mma_ldmatrix": {"07"}, "11_split_k": {"09", "10"}, "13_swap_ab": {"09", "10"}})
 
     def test_the_kernels_hold_markers_and_no_task_text(self):
         """Issue 48: what a student is asked lives in lab/tasks/, and a kernel holds only the markers."""
@@ -354,7 +354,7 @@ class RepositoryStepsTest(unittest.TestCase):
 
     def test_the_later_steps_ask_for_their_idea_at_the_hard_level(self):
         """Issue 30, item 3: from 07 on, hard regions hold the step's idea (07's pipeline loop, 08's swizzle
-        and fragment addresses, 09's and 10's barrier protocol, 11's fixup in schedule.cuh, 14's padded
+        and fragment addresses, 09's and 10's barrier protocol, 12's fixup in schedule.cuh, 14's padded
         hand-off), and the hard level asks for more than the easy one. (13's two regions are its idea.)"""
         for step in ("07_async_pipeline", "08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters", "12_stream_k",
                      "14_pad_unaligned"):

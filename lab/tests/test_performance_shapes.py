@@ -1,16 +1,16 @@
 """The rubric's performance shapes run the LAB regions of the steps they time.
 
 The grader times each step at one shape (lab/rubric.json: performance.sizes, else performance.size).
-Where that shape sends the work down a path without the student's code (12 hands M > 128 to 11; 13
-copies nothing when every row is aligned; 11 splits no tile at 4096³ on 132 SMs), the student's
+Where that shape sends the work down a path without the student's code (13 hands M > 128 to 12; 14
+copies nothing when every row is aligned; 12 splits no tile at 4096³ on 132 SMs), the student's
 region never runs and the step's performance points come for nothing. So, for each step:
 
 - 01 to 08 run every region at every shape: an unaligned shape runs the same kernel template as an
   aligned one (07's and 08's element-wise copies, 04's scalar loads), with the same regions;
-- 09 to 15: lab_routes (common/tests/lab_routes/, built with the tests; CTest names it in
+- 09 to 16: lab_routes (common/tests/lab_routes/, built with the tests; CTest names it in
   LAB_ROUTES) works out on the CPU, from each step's own launch logic and plans, which path the
   shape takes and whether each LAB region runs there. Every region must run, but those of NOT_TIMED,
-  which no shape runs together with the others. For 14 the regions must also matter: the model's
+  which no shape runs together with the others. For 15 the regions must also matter: the model's
   pick must differ from the entry a blank choice runs and from the one a blank model of the work
   picks. 16's region (a swapped entry's work) runs where 16's model asks for it, which it does only
   for an entry that 16's calibration prices. A step after 08 that lab_routes does not know fails:
@@ -132,8 +132,8 @@ class PerformanceShapesTest(unittest.TestCase):
     def test_the_rubrics_shapes_run_every_region(self):
         self.assertEqual(performance_shape_problems(load_rubric()), [])
 
-    def test_4096_cubed_skips_the_regions_of_11_12_13_and_14(self):
-        """The old rubric (every step at 4096³) gave 11 to 14 their performance points for nothing."""
+    def test_4096_cubed_skips_the_regions_of_12_13_14_and_15(self):
+        """The old rubric (every step at 4096³) gave 12 to 15 their performance points for nothing."""
         rubric = load_rubric()
         for step in ("12_stream_k", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"):
             with self.subTest(step=step):
@@ -144,11 +144,11 @@ class PerformanceShapesTest(unittest.TestCase):
                 self.assertTrue(all(p.startswith(f"{step} at 4096x4096x4096: ") for p in problems), problems)
         old = copy.deepcopy(rubric)
         del old["performance"]["sizes"]  # a rubric recorded before per-step sizes (and before step 16)
-        problems = [p for p in performance_shape_problems(old) if p[:2] < "15"]
-        self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14"}, problems)
+        problems = [p for p in performance_shape_problems(old) if p[:2] < "16"]
+        self.assertEqual({p[:2] for p in problems}, {"12", "13", "14", "15"}, problems)
         self.assertIn("12_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
                       problems)
-        self.assertIn("13_swap_ab at 4096x4096x4096: the route is 11, where the region \"store_transposed\" does "
+        self.assertIn("13_swap_ab at 4096x4096x4096: the route is 12, where the region \"store_transposed\" does "
                       "not run", problems)
         self.assertIn("14_pad_unaligned at 4096x4096x4096: the route is swap_step, where the region \"pad_copy\" does "
                       "not run", problems)
@@ -159,10 +159,10 @@ class PerformanceShapesTest(unittest.TestCase):
         rows = [
             ("12_stream_k", [1024, 1024, 1024], "\"share\" does not run"),  # whole tiles
             ("12_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
-            ("13_swap_ab", [129, 4096, 4096], "the route is 11"),  # one row above swap_ab::max_m
+            ("13_swap_ab", [129, 4096, 4096], "the route is 12"),  # one row above swap_ab::max_m
             ("13_swap_ab", [16, 4097, 4096], "the route is 08"),
             ("14_pad_unaligned", [16, 4097, 4096], "the route is in_place"),  # few rows read in place: no copy
-            ("15_tile_per_shape", [16, 4096, 4096], "the route is 13's few rows"),  # few rows go to 12
+            ("15_tile_per_shape", [16, 4096, 4096], "the route is 13's few rows"),  # few rows go to 13
             ("15_tile_per_shape", [3072, 3072, 3072], "as it does pick without the terms"),
             ("16_both_orientations", [16, 4096, 4096], "the route is 13's few rows"),  # 13's launcher: no model
             ("16_both_orientations", [300, 4097, 2100], "the route is 14's padding"),  # 14's swap kernel writes C
@@ -182,15 +182,15 @@ class PerformanceShapesTest(unittest.TestCase):
             self.assertTrue(any(p.startswith(f"{step} at 4097x4097x4097: the route is 08") for p in problems), problems)
         self.assertFalse([p for p in problems if p[:2] in EVERY_SHAPE])
 
-    def test_11s_shape_splits_tiles_as_its_readme_draws_them(self):
+    def test_12s_shape_splits_tiles_as_its_readme_draws_them(self):
         route = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]["12_stream_k"]
         # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each.
         self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"], route["parts_per_split_tile"],
                           route["fixup"]), (144, 132, 12, 5, "shared"))
 
-    def test_15s_model_runs_on_the_menu_and_where_13_hands_the_padded_problem_back(self):
+    def test_16s_model_runs_on_the_menu_and_where_14_hands_the_padded_problem_back(self):
         """16's model (and so its region, where an entry is priced) runs on the menu's route, and on 14's
-        padding where 13 hands the padded problem to 16's launcher (staged C, or 13's route: M above
+        padding where 14 hands the padded problem to 16's launcher (staged C, or 13's route: M above
         few_rows); not on few rows, nor where 14's swap kernel writes C itself. The menu is 15's nine
         entries and 13's six swapped tiles."""
         rows = [([1024, 1024, 1024], "the menu", True), ([16, 4096, 4096], "13's few rows", False),

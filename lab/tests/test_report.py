@@ -249,12 +249,12 @@ class RubricFileTest(TemporaryFolderTest):
         self.assertEqual(performance_size(rubric, "12_stream_k"), [3072, 3072, 3072])
 
     def test_a_file_names_a_step_by_number_or_name_and_replaces_only_that_one(self):
-        rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"11": [1024, 1024, 8192], '
+        rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"12": [1024, 1024, 8192], '
                                               '"04_outer_product": [2048, 2048, 2048]}}}'))
         self.assertEqual(performance_size(rubric, "12_stream_k"), [1024, 1024, 8192])
         self.assertEqual(performance_size(rubric, "04_outer_product"), [2048, 2048, 2048])
         self.assertEqual(performance_size(rubric, "13_swap_ab"), [16, 4096, 4096])
-        self.assertNotIn("12_stream_k", rubric["performance"]["sizes"])  # "11" took its place
+        self.assertNotIn("12_stream_k", rubric["performance"]["sizes"])  # "12" took its place
 
     def test_a_recorded_rubric_without_sizes_times_every_step_at_size(self):
         record = load("grading_mixed.json")
@@ -283,19 +283,19 @@ class RubricFileTest(TemporaryFolderTest):
         steps = ["10_persistent_clusters", "12_stream_k"]
         check_sizes(load_rubric(), steps, "rubric.json")
         check_sizes(load_rubric(), ["02_block_tiling"], "rubric.json")  # a student's copy: later steps left out
-        rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"11_stream": [64, 64, 64]}}}'))
+        rubric = load_rubric(self.rubric_file('{"performance": {"sizes": {"12_stream": [64, 64, 64]}}}'))
         with self.assertRaises(UsageError) as caught:
             check_sizes(rubric, steps, "rubric.json")
-        self.assertIn("'11_stream' is not a step of this tree (step 11 is 12_stream_k)", str(caught.exception))
+        self.assertIn("'12_stream' is not a step of this tree (step 12 is 12_stream_k)", str(caught.exception))
 
     def test_bad_rubrics(self):
         rows = [
             ('{"performance": {"sizes": [4096, 4096, 4096]}}', "performance: 'sizes' must be an object"),
             ('{"performance": {"sizes": {"stream_k": [64, 64, 64]}}}', "'stream_k' is not a step"),
-            ('{"performance": {"sizes": {"11": [64, 64]}}}', "performance.sizes.11 must be [M, N, K]"),
-            ('{"performance": {"sizes": {"11": [64, 0, 64]}}}', "performance.sizes.11 must be [M, N, K]"),
-            ('{"performance": {"sizes": {"11": [64, 64, 64], "12_stream_k": [64, 64, 64]}}}',
-             "performance.sizes names step 11 twice"),
+            ('{"performance": {"sizes": {"12": [64, 64]}}}', "performance.sizes.12 must be [M, N, K]"),
+            ('{"performance": {"sizes": {"12": [64, 0, 64]}}}', "performance.sizes.12 must be [M, N, K]"),
+            ('{"performance": {"sizes": {"12": [64, 64, 64], "12_stream_k": [64, 64, 64]}}}',
+             "performance.sizes names step 12 twice"),
             ('{"speed": {}}', "unknown rubric key 'speed'"),
             ('{"performance": {"fast_at": 1}}', "unknown rubric key 'fast_at'"),
             ('{"performance": {"zero_at": 0.9, "full_at": 0.5}}', "must be below full_at"),
