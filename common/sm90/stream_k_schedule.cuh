@@ -129,12 +129,14 @@ class SharedFixup : public Fixup<P> {
     share_of(s, u, tile, consumer_, consumers, pieces, first_piece, end_piece);
     if (first_piece == end_piece) return;
     // Every partial of the tile must be there: its flags, waited for by parallel threads.
-    // LAB BEGIN share [hard]
+    // LAB BEGIN wait_for_partials [hard]
     for (int i = t_; i < n * consumers; i += warpgroup_threads) {
       const int v = c0 + i / consumers, slot = s.slot_in(v, tile);
       flag_wait<FlagWait>(Base::flag(s, slot, i % consumers), s.epoch, slot);
     }
-    named_barrier_sync<warpgroup_threads>(barrier_);
+    // LAB END
+    named_barrier_sync<warpgroup_threads>(barrier_);  // no thread reads a partial before every flag is seen
+    // LAB BEGIN share [hard]
     const auto origin = origin_of(tile);  // once per tile: the step's tile order may cost divisions
     for (int piece = first_piece; piece < end_piece; ++piece) {
       const int half = piece / pieces_per_consumer, within = piece % pieces_per_consumer;
