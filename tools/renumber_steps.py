@@ -61,7 +61,7 @@ def patterns(moved, numbers):
     return [
         (re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9])"),
          lambda m: moved[m.group(1)]),
-        (re.compile(r"(?<![\w./-])(" + number_words + r")(['’]s)\b"),
+        (re.compile(r"(?<![\w./-])(?<!CUDA )(" + number_words + r")(['’]s)\b"),
          lambda m: f"{shifted(m.group(1), numbers)}{m.group(2)}"),
         (re.compile(r"\b([Ss]teps?) (" + number_words + r")\b(?![.,]\d)"),
          lambda m: f"{m.group(1)} {shifted(m.group(2), numbers)}"),
@@ -101,19 +101,26 @@ BLOCK = re.compile(r"<!-- BEGIN generated: .*?<!-- END generated: \S+ -->", re.D
 
 def review(text, numbers, replaced):
     """(line number, line) of the lines of the old text that still name a moved number as a bare
-    word outside what was rewritten, cells and generated blocks: the reader's. Numbers in a range or a
-    product ("8–15", "12 × 12") are left out."""
+    word outside what was rewritten, cells and generated blocks: the reader's; a number that ends a
+    sentence ("from 12.") counts. Numbers in a product ("12 × 12") are left out; a range of step
+    numbers ("09–12", "11-14", "09 to 15") is listed when it holds a moved number."""
     masked = list(text)
     for start, end in replaced + [m.span() for m in CELL.finditer(text)] + [m.span() for m in BLOCK.finditer(text)]:
         masked[start:end] = [c if c == "\n" else " " for c in text[start:end]]
     masked = "".join(masked)
     words = "|".join(f"{n:02d}|{n}" for n in numbers)
-    pattern = re.compile(r"(?<![\w.#/×–-])(?<!× )(?<!– )(" + words + r")(?![\w.%×³–-]|\.\d| ×| –)")
+    pattern = re.compile(r"(?<![\w.#/×–-])(?<!× )(?<!– )(" + words + r")(?![\w%×³–-]|\.\d| ×| –)")
+    first = min(numbers)
     lines, found = text.splitlines(), []
     for i, line in enumerate(masked.splitlines(), 1):
-        if pattern.search(line):
+        spans = any(int(b) >= first and int(a) <= 99 for a, b in RANGE.findall(line))
+        if pattern.search(line) or spans:
             found.append((i, lines[i - 1]))
     return found
+
+
+# A range of two-digit step numbers: "09–12", "11-14", "09 to 15" (the second end at least the first).
+RANGE = re.compile(r"(?<![\w.])(\d\d)(?:\s?[–-]\s?| to )(\d\d)(?![\w.%×³]|\.\d)")
 
 
 def tracked(root):

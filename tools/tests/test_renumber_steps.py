@@ -59,6 +59,17 @@ class RenumberTest(unittest.TestCase):
         self.assertIn("review: common/prices_03.csv: a path with a moved number", done.stdout)
         self.assertFalse((root / "02_second").exists())
 
+    def test_ranges_sentence_ends_and_cuda_versions(self):
+        root = self.tree({"01_a/kernel.cu": "", "02_b/kernel.cu": "", "03_c/kernel.cu": "",
+                          "docs/a.md": "CUDA 03's oldest target.\nWhat changes from 02.\nTMA (01–03) and 01 to 03.\n"
+                                       "Tiles of 8-16 rows.\n"})
+        done = run(root, "--from", "2", "--write")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue((root / "docs" / "a.md").read_text().startswith("CUDA 03's oldest"))  # not a step's
+        for line in (2, 3):  # a sentence's last word; two ranges that hold moved steps
+            self.assertIn(f"review: docs/a.md:{line}:", done.stdout)
+        self.assertNotIn("review: docs/a.md:4:", done.stdout)  # 8-16: no step range (one digit)
+
     def test_a_clash_with_a_kept_step_is_refused(self):
         root = self.tree({"01_a/kernel.cu": "", "02_b/kernel.cu": "", "03_b/kernel.cu": ""})
         done = run(root, "--from", "2", "--shift", "1")
