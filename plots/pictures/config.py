@@ -7,8 +7,10 @@ common/. A value is an integer, `true`/`false`, or an expression of integers and
 (`1 << 30`, `block_tile_m / 2`); anything else (`sizeof(__half)`) is left out, so that a picture asks
 only for what it can read. A type a Config names (`using rule = stream_k::EveryTileInParts<2>;`, the
 split-K and stream-K steps' schedule rule and fixup) reads as its name without the namespace, its
-template arguments evaluated ("EveryTileInParts<2>"). Standard library only: the tests read it
-without matplotlib.
+template arguments evaluated ("EveryTileInParts<2>"). The headers' `inline constexpr` and
+`std::size_t` constants read too; menu_items reads step 15's menu (tile_per_shape.cu's
+`item<rows, cols, cluster>(…)` lines) and menu_entry_config an entry's knobs. Standard library
+only: the tests read it without matplotlib.
 """
 import ast
 import operator
@@ -17,10 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# One declaration: optional `static`, `constexpr`, a type (int, bool or an enumeration), then
-# `name = value` pairs up to the `;`.
-DECLARATION = re.compile(r"^[ \t]*(?:static[ \t]+)?constexpr[ \t]+(int|bool|long long|[A-Z]\w*)[ \t]+(.*)",
-                         re.MULTILINE | re.DOTALL)
+# One declaration: optional `static` or `inline`, `constexpr`, a type (int, bool, long long,
+# std::size_t or an enumeration), then `name = value` pairs up to the `;`.
+INTEGER_TYPES = ("int", "bool", "long long", "std::size_t")
+DECLARATION = re.compile(r"^[ \t]*(?:(?:static|inline)[ \t]+)*constexpr[ \t]+(int|bool|long long|std::size_t|[A-Z]\w*)"
+                         r"[ \t]+(.*)", re.MULTILINE | re.DOTALL)
 PAIR = re.compile(r"([A-Za-z_]\w*)\s*=\s*([^,]+)")
 # A type alias: `using name = [namespace::]Type;` or `... Type<arguments>;` (arguments: integers or
 # names read before it), the whole statement up to its `;`.
@@ -88,7 +91,7 @@ def declarations(lines, known=None):
         kind, body = match.groups()
         for name, expression in PAIR.findall(body):
             expression = " ".join(expression.split())
-            if kind in ("int", "bool", "long long"):
+            if kind in INTEGER_TYPES:
                 result = evaluate(expression, found)
             else:
                 enumerator = re.fullmatch(re.escape(kind) + r"::(\w+)", expression)
@@ -164,3 +167,37 @@ def swap_width(m, root=ROOT):
     """The width with_width picks for M rows."""
     bounded, widest = swap_widths(root)
     return next((width for most, width in bounded if m <= most), widest)
+
+
+def struct_config(path, name, known=None, root=ROOT):
+    """The constants of `struct NAME` in a file of the repository (path relative to it), `known`
+    names (a template's arguments: {"rows": 128}) usable in their values but not returned."""
+    return declarations(struct_body((Path(root) / path).read_text(encoding="utf-8"), name), known)
+
+
+MENU_SOURCE = "common/sm90/tile_per_shape.cu"
+MENU_ITEM = re.compile(r'item<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\(\s*"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def menu_items(root=ROOT):
+    """Step 15's menu, in its order, from menu_items() in common/sm90/tile_per_shape.cu (one
+    `item<rows, cols, cluster>("description")` an entry): [{"name", "rows", "cols", "cluster",
+    "description"}, ...], each named as entry_name names it (menu_<rows>x<cols>_c<cluster>)."""
+    text = (Path(root) / MENU_SOURCE).read_text(encoding="utf-8")
+    start = text.index("const std::vector<Entry>& menu_items()")
+    body = text[start:text.index("\n}", start)]
+    entries = [{"name": f"menu_{rows}x{cols}_c{cluster}", "rows": int(rows), "cols": int(cols),
+                "cluster": int(cluster), "description": description}
+               for rows, cols, cluster, description in MENU_ITEM.findall(body)]
+    if not entries:
+        raise ValueError(f"menu_items in {MENU_SOURCE} no longer reads as a list of item<rows, cols, cluster>(…)")
+    return entries
+
+
+def menu_entry_config(entry, root=ROOT):
+    """The configuration of one entry of the menu: Common's knobs under Tile<rows, cols, cluster>'s
+    (block_tile_m, block_tile_n, cluster_size), as tile_per_shape.cu's Tile derives them."""
+    common = struct_config(MENU_SOURCE, "Common", root=root)
+    tile = struct_config(MENU_SOURCE, "Tile", {"rows": entry["rows"], "cols": entry["cols"],
+                                                "cluster": entry["cluster"]}, root=root)
+    return dict(common, **tile)

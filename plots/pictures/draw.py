@@ -9,10 +9,12 @@ Exit codes (common/exit_codes.hpp): 0 drawn, or every picture as committed (--ch
 differs (--check); 6 no matplotlib here.
 
 The SVGs are deterministic for one matplotlib (plots/constraints.txt's): fixed hash salt, no date,
-text as text, DejaVu Sans (matplotlib's own font). Needs matplotlib; config.py and stream_k.py do not.
+text as text, DejaVu Sans (matplotlib's own font). Needs matplotlib; config.py, stream_k.py, padding.py
+and tile_menu.py do not.
 """
 import argparse
 import filecmp
+import math
 import sys
 import tempfile
 import textwrap
@@ -22,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # plots/: its fold
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
 import exit_codes  # noqa: E402  (common/exit_codes.py: the codes of common/exit_codes.hpp)
 from pictures import config  # noqa: E402
+from pictures import padding  # noqa: E402
 from pictures import stream_k  # noqa: E402
+from pictures import tile_menu  # noqa: E402
 
 ROOT = config.ROOT
 PICTURES = ROOT / "docs" / "pictures"
@@ -397,6 +401,7 @@ def draw_09(step):
 # ---- 10: the persistent grid's grouped order and a cluster --------------------------------------------
 
 EXAMPLE_RESIDENT_CLUSTERS = 66  # an H100's or H200's 132 SMs, one block each, in clusters of 2
+EXAMPLE_SMS = 2 * EXAMPLE_RESIDENT_CLUSTERS
 
 
 def grouped_tile(tile, tiles_m, tiles_n, group_rows):
@@ -688,6 +693,243 @@ def draw_13(step):
     return canvas
 
 
+# ---- 14: the padded copies ---------------------------------------------------------------------------
+
+PAD_EXAMPLE = (4097, 4097, 4097)  # 14's run command and its README's example: every operand copied
+PAD_EXAMPLE_FEW_ROWS, PAD_EXAMPLE_PADDED_ROWS = 8, 64  # 14's README's question: M × 4097 × 4096
+
+
+def megabytes(size):
+    return f"{size / 1e6:.1f} MB"
+
+
+def route_words(m, n, k, pad):
+    """What decide_padding does with a packed M × N × K problem, in words."""
+    d = padding.plan_padding(m, n, k, k, n, n, pad)
+    copies = [name for name, padded in [("A", d.pad_a), ("B", d.pad_b)] if padded]
+    copied = f"{' and '.join(copies)} copied" if copies else "nothing copied"
+    if d.route == "in_place":
+        return (f"B's rows unaligned, M ≤ in_place_max_m = {pad['in_place_max_m']}: read in place"
+                f" (in_place_gemm), nothing copied")
+    if d.route == "swap_direct_c":
+        return (f"{copied}; C's rows unaligned, M > {pad['swap_max_m']}, K ≤ direct_c_max_k ="
+                f" {pad['direct_c_max_k']}: 13's swap kernel writes C directly")
+    if d.route == "staged_c":
+        return f"{copied}, C staged: 12 writes C₈, unpad_c copies it out"
+    return f"{copied}; 13's launcher writes C"
+
+
+def draw_14(step):
+    """An operand whose rows TMA cannot describe (A at 4097³: rows 4097 halves apart) in memory, its
+    copy with rows K8 apart (pad_copy), and where each copy goes at that shape (plan_padding's
+    buffers; 13's launcher hands M > max_m to 12, whose padded C unpad_c copies out)."""
+    pad = padding.constants()
+    m, n, k = PAD_EXAMPLE
+    d = padding.plan_padding(m, n, k, k, n, n, pad)
+    if d.route != "staged_c" or not (d.pad_a and d.pad_b):
+        raise ValueError(f"{step}'s picture: {m} × {n} × {k} no longer copies A, B and C ({d.route})")
+    chunk = pad["halves_per_chunk"]
+    width, height = 100, 49.5
+    canvas = Canvas(width, height, inches=8)
+    canvas.text(width / 2, 0.8, f"A at {m} × {n} × {k}: its rows lda = K = {k} halves apart, row r starting (r·{k})"
+                f" mod {chunk} halves into a chunk", size=7.5, weight="bold")
+    # left: A's first rows in memory, each from the start of the chunk that holds its first half
+    x0, top, pitch, cell_h = 13.5, 4.6, 1.5, 1.1
+    shown = 3 * chunk
+    canvas.text(x0 + shown / 2, top - 1.4, f"A in memory: chunks of {chunk} halves (16 bytes)", size=7,
+                weight="bold")
+    for r in range(chunk):
+        y = top + r * pitch
+        first, offset = divmod(r * k, chunk)
+        for j in range(shown):
+            mine = j >= offset
+            face = (A_COLOUR if j == offset else LIGHT[A_COLOUR]) if mine else GREY
+            canvas.box(x0 + j, y, 1, cell_h, face=face, edge="white", width=0.4)
+        for c in range(0, shown + 1, chunk):
+            canvas.ax.plot([x0 + c] * 2, [y - 0.15, y + cell_h + 0.15], color=EDGE, linewidth=1.2)
+        canvas.text(x0 - 0.5, y + cell_h / 2, f"row {r} at {chunk}·{first} + {offset}", ha="right", size=6.3)
+    below = top + chunk * pitch + 0.2
+    canvas.note(0.5, below, f"Dark: a row's first half; grey: the end of the row before. A TMA box row, like a"
+                f" 16-byte cp.async, starts on a chunk: one row of A in {chunk // math.gcd(k, chunk)} does.", 60,
+                size=6.5)
+    # middle: the copy
+    ax0 = x0 + shown + 1.5
+    canvas.arrow(ax0, top + chunk * pitch / 2, ax0 + 6.5, top + chunk * pitch / 2, width=1.4)
+    canvas.text(ax0 + 3.2, top + chunk * pitch / 2 - 0.5, "pad_copy,\nonce", size=7, va="bottom")
+    # right: the copy, rows K8 apart: its first two chunks and its last two
+    x1 = ax0 + 9.5
+    head, gap = 2 * chunk, 3
+    canvas.text(x1 + (2 * head + gap) / 2, top - 1.4, f"its copy in the workspace: rows K₈ = {d.k8} halves apart",
+                size=7, weight="bold")
+    for r in range(chunk):
+        y = top + r * pitch
+        for j in range(head):
+            canvas.box(x1 + j, y, 1, cell_h, face=A_COLOUR if j == 0 else LIGHT[A_COLOUR], edge="white", width=0.4)
+        for j in range(head):
+            real = d.k8 - head + j < k
+            canvas.box(x1 + head + gap + j, y, 1, cell_h, face=LIGHT[A_COLOUR] if real else "white",
+                       edge="white" if real else "#bbbbbb", width=0.4)
+            if not real:
+                canvas.text(x1 + head + gap + j + 0.5, y + cell_h / 2, "0", size=5, color="#666666")
+        canvas.text(x1 + head + gap / 2, y + cell_h / 2, "…", size=7)
+        for c in range(0, head + 1, chunk):
+            for x in (x1 + c, x1 + head + gap + c):
+                canvas.ax.plot([x] * 2, [y - 0.15, y + cell_h + 0.15], color=EDGE, linewidth=1.2)
+    for column, x in [(0, x1), (head - 1, x1 + head - 1), (d.k8 - head, x1 + head + gap),
+                      (d.k8 - 1, x1 + 2 * head + gap - 1)]:
+        canvas.text(x + 0.5, below + 0.1, str(column), size=5.5, va="top")
+    last = d.k8 - chunk
+    held = f"half {last}" if k - last == 1 else f"halves {last}–{k - 1}"
+    canvas.note(x1, below + 1.4, f"Every row starts on a chunk; its last chunk holds {held} and {d.k8 - k} zeros"
+                f" (K₈ − K). TMA reads nothing past K.", 56, size=6.5)
+
+    # below: where each copy goes at this shape
+    fy, bh, gap_y = 27.5, 4.2, 2.6
+    canvas.text(width / 2, fy - 2.0, f"where the copies go at {m} × {n} × {k}: plan_padding's route {d.route},"
+                f" each buffer on a {pad['scratch_alignment']}-byte boundary", size=7.5, weight="bold")
+
+    def block(x, y, w, words, face, edge, colour="black", h=bh):
+        canvas.box(x, y, w, h, face=face, edge=edge, width=1.0)
+        canvas.text(x + w / 2, y + h / 2, words, size=6.3, color=colour)
+
+    a_y, b_y = fy, fy + bh + gap_y
+    mid = (a_y + b_y + bh) / 2
+    block(0.5, a_y, 14, f"A: {m} × {k}\nlda {k}", LIGHT[A_COLOUR], A_COLOUR)
+    block(0.5, b_y, 14, f"B: {k} × {n}\nldb {n}", LIGHT[B_COLOUR], B_COLOUR)
+    for y, colour in [(a_y, A_COLOUR), (b_y, B_COLOUR)]:
+        canvas.arrow(14.6, y + bh / 2, 20.9, y + bh / 2, colour=colour, width=1.0)
+        canvas.text(17.7, y + bh / 2 - 0.4, "pad_copy", size=5.8, va="bottom")
+    block(21, a_y, 20, f"A₈: {m} × {d.k8} halves\n{megabytes(m * d.k8 * padding.HALF_BYTES)},"
+          f" at offset {d.a_offset}",
+          A_COLOUR, A_COLOUR, "white")
+    block(21, b_y, 20, f"B₈: {k} × {d.n8} halves\n{megabytes(k * d.n8 * padding.HALF_BYTES)},"
+          f" at offset {d.b_offset}",
+          B_COLOUR, B_COLOUR, "white")
+    sx, sw = 46, 23
+    canvas.arrow(41.1, a_y + bh / 2, sx - 0.1, mid - 0.6, width=0.8)
+    canvas.arrow(41.1, b_y + bh / 2, sx - 0.1, mid + 0.6, width=0.8)
+    block(sx, a_y, sw, f"13's launcher (swap_ab::launch):\nM = {m} > max_m = {pad['swap_max_m']}, so 12's\n"
+                       f"stream-K GEMM, on the M × N₈ × K\n= {m} × {d.n8} × {k} problem", GREY, EDGE,
+          h=b_y + bh - a_y)
+    cx, cw = sx + sw + 6.5, width - sx - sw - 7
+    canvas.arrow(sx + sw + 0.1, a_y + bh / 2, cx - 0.1, a_y + bh / 2, colour=C_COLOUR, width=1.0)
+    canvas.text(sx + sw + 3.25, a_y + bh / 2 - 0.4, "TMA store", size=5.5, va="bottom")
+    block(cx, a_y, cw, f"C₈: {m} × {d.n8} floats\n{megabytes(m * d.n8 * padding.FLOAT_BYTES)},"
+          f" at offset {d.c_offset}",
+          LIGHT[C_COLOUR], C_COLOUR)
+    canvas.arrow(cx + cw / 2, a_y + bh + 0.1, cx + cw / 2, b_y - 0.1, colour=C_COLOUR, width=1.0)
+    canvas.text(cx + cw / 2 + 0.6, a_y + bh + gap_y / 2, "unpad_c", size=5.8, ha="left")
+    block(cx, b_y, cw, f"C: {m} × {n} floats, ldc {n}:\nC = C₈ + β·C, on its {n} columns", C_COLOUR, C_COLOUR,
+          "white")
+    canvas.text(sx + sw / 2, b_y + bh + 1.0, f"then 12's own workspace, from offset {d.rest_offset}", size=6.3,
+                color="#666666")
+
+    moved = padding.copy_bytes(m, n, k, d)
+    others = [(m, n, k - 1), (PAD_EXAMPLE_FEW_ROWS, n, k - 1), (PAD_EXAMPLE_PADDED_ROWS, n, k - 1)]
+    lines = [f"The copies move {' + '.join(f'{megabytes(size)} ({name})' for name, size in moved.items())} ="
+             f" {megabytes(sum(moved.values()))}: a copy reads its operand once and writes it padded; the staged C"
+             f" is written by 12, read by unpad_c, and written to C. Other shapes, packed:"]
+    lines += [f"{a} × {b} × {c}: {route_words(a, b, c, pad)}." for a, b, c in others]
+    canvas.note(0.5, b_y + bh + 2.6, "\n".join(lines), 135, size=6.5)
+    return canvas
+
+
+# ---- 15: the menu and its waves -----------------------------------------------------------------------
+
+MENU_EXAMPLE = (1024, 1024, 1024)  # 15's README's example ("Why one tile loses") and its run command
+
+
+def segment_lengths(s, worker, wave_of):
+    """Worker's walk as (slices, kind) pairs: kind the wave of a whole tile (wave_of(tile)), or -1 a part
+    of a split one."""
+    return tuple((e - b, -1 if unit >= 0 else wave_of(tile)) for tile, b, e, unit in s.walk(worker))
+
+
+def draw_15(step):
+    """The menu's entries (tile_per_shape.cu's menu_items), each cluster tile to scale, and on one shape
+    what every SM multiplies under the entry's schedule (11's rule on its own resident clusters): the
+    busiest SM sets the time, the grey the SMs idle meanwhile."""
+    m, n, k = MENU_EXAMPLE
+    sms = EXAMPLE_SMS
+    entries = tile_menu.menu(sms)
+    rows = []
+    for e in entries:
+        c = e.config
+        s = tile_menu.plan(e, m, n, k)
+        work = tile_menu.work(e, m, n, k)
+        slice_flop = 2 * c["block_tile_m"] * c["block_tile_n"] * c["block_tile_k"]  # one block's k-slice
+        rows.append((e, s, work, slice_flop))
+    busiest = max(work.slices * flop for _, _, work, flop in rows)
+    useful = 2 * m * n * k
+    utilization = {e.name: useful / (sms * work.slices * flop) for e, _, work, flop in rows}
+    side = max(max(e.config["block_tile_m"] * e.config["cluster_size"], e.config["block_tile_n"]) for e in entries)
+
+    tile_h, pitch, top = 5.0, 6.4, 4.2
+    label, panel, panel_w = tile_h + 1.0, 20.5, 46.0
+    width, height = 100, top + len(rows) * pitch + 4.6
+    canvas = Canvas(width, height, inches=8.5)
+    canvas.text(width / 2, 0.8, f"{m} × {n} × {k} on {sms} SMs: the menu's {len(entries)} entries to scale, and what"
+                f" each SM multiplies under 11's rule", size=8, weight="bold")
+    canvas.text(panel + panel_w / 2, top - 1.4, f"each SM's multiply-adds, SM 0 at the top, SM {sms - 1} at the"
+                " bottom: the longest bar sets the time", size=6.5)
+    canvas.text(tile_h / 2, top - 1.4, "cluster tile", size=6.5)
+    scale = panel_w / busiest
+    for i, (e, s, work, flop) in enumerate(rows):
+        c = e.config
+        y = top + i * pitch
+        bm, bn, cluster = c["block_tile_m"], c["block_tile_n"], c["cluster_size"]
+        unit = tile_h / side
+        for b in range(cluster):  # the cluster's blocks, stacked: they share each slice of B
+            canvas.box(0, y + b * bm * unit, bn * unit, bm * unit, face=LIGHT[C_COLOUR], edge=C_COLOUR, width=0.9)
+        canvas.text(label, y + 0.7, e.name, ha="left", size=7, weight="bold")
+        canvas.text(label, y + 2.1, f"{bm} × {bn}, {'no cluster' if cluster == 1 else f'clusters of {cluster}'}",
+                    ha="left", size=6.3)
+        canvas.text(label, y + 3.5, f"{e.stages} stages", ha="left", size=6.3)
+        # the SMs: grey for the time of the busiest, bars for each one's segments
+        canvas.box(panel, y, work.slices * flop * scale, tile_h, face=GREY, edge="none")
+        sm_h = tile_h / sms
+
+        def wave_of(tile):
+            return (tile - s.sk_tiles) // s.workers
+
+        groups = []  # [first worker, workers, segments]
+        for w in range(s.workers):
+            walk = segment_lengths(s, w, wave_of)
+            if groups and groups[-1][2] == walk:
+                groups[-1][1] += 1
+            else:
+                groups.append([w, 1, walk])
+        for first, count, walk in groups:
+            x = panel
+            for slices, kind in walk:
+                face = MARK if kind < 0 else [C_COLOUR, "#8cc29a", "#b9dcc2"][kind % 3]
+                canvas.box(x, y + first * cluster * sm_h, slices * flop * scale, count * cluster * sm_h, face=face,
+                           edge="white", width=0.3)
+                x += slices * flop * scale
+        canvas.box(panel, y, work.slices * flop * scale, tile_h, edge=EDGE, width=0.6)
+        busy = sum(count * cluster for _, count, walk in groups if walk)
+        waves = stream_k.ceil_div(s.tiles - s.sk_tiles, s.workers)
+        kind = "cluster tiles" if cluster > 1 else "tiles"
+        workers = "clusters" if cluster > 1 else "SMs"
+        split = f", {s.sk_tiles} split in {s.split} parts" if s.units else ""
+        terms = f"{work.slices} slices, {work.segments} segment{'s' if work.segments > 1 else ''}"
+        terms += (", a shared fixup" if work.shared_fixup else ", a fixup") if work.fixup else ", no fixup"
+        tx = panel + panel_w + 1.2
+        canvas.text(tx, y + 0.7, f"{s.tiles} {kind} on {e.resident} {workers}: {waves} wave{'s' if waves != 1 else ''}"
+                    f"{split}", ha="left", size=6.3)
+        canvas.text(tx, y + 2.1, f"{busy} of {sms} SMs busy; {utilization[e.name]:.0%} used", ha="left", size=6.3)
+        canvas.text(tx, y + 3.5, f"busiest: {terms}", ha="left", size=6.3)
+    best = max(utilization.values())
+    tied = [name for name, value in utilization.items() if round(value, 3) == round(best, 3)]
+    canvas.note(0, top + len(rows) * pitch - 0.8,
+                f"Grey: an SM idle while the busiest works; a bar's length is its multiply-adds ({busiest / 1e6:.1f}"
+                f" MFLOP the longest), dark and light green its whole tiles wave by wave, red its parts of split tiles."
+                f" Used: the problem's 2·M·N·K FLOP over {sms} × the busiest SM's. Counted in FLOP,"
+                f" {', '.join(tied)} tie at {best:.0%}; the model's prices, measured for each entry"
+                f" (tile_prices_15.csv), tell them apart: a smaller tile moves more bytes per FLOP.", 150, size=6.5)
+    return canvas
+
+
 # ---- all of them ---------------------------------------------------------------------------------------
 
 PICTURES_DRAWN = {
@@ -695,6 +937,7 @@ PICTURES_DRAWN = {
     "04_outer_product": draw_04, "05_wmma": draw_05, "06_multiwarp_wmma": draw_06,
     "07_async_pipeline": draw_07, "08_mma_ldmatrix": draw_08, "09_wgmma_tma": draw_09,
     "10_persistent_clusters": draw_10, "11_split_k": draw_11, "12_stream_k": draw_12, "13_swap_ab": draw_13,
+    "14_pad_unaligned": draw_14, "15_tile_per_shape": draw_15,
 }
 
 

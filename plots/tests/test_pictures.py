@@ -1,6 +1,7 @@
 """Tests for plots/pictures/: the configuration reader (config.py) against the numbers the sources
 state, the stream-K arithmetic (stream_k.py) against what common/tests/stream_k_schedule.cu checks of
-the C++, and the committed pictures (docs/pictures/*.svg) against a redraw, so that a change of a
+the C++, 14's padding decision (padding.py) and 15's menu and busiest clusters (tile_menu.py) against
+the counts their READMEs state, and the committed pictures (docs/pictures/*.svg) against a redraw, so that a change of a
 step's configuration without `python3 plots/pictures/draw.py` fails. The redraw needs matplotlib, and
 the one plots/constraints.txt pins (another draws other bytes); without it that test is skipped.
 
@@ -15,7 +16,9 @@ from pathlib import Path
 
 from support import PLOTS, ROOT  # noqa: E402  (first: it sets the import path)
 from pictures import config  # noqa: E402
+from pictures import padding  # noqa: E402
 from pictures import stream_k  # noqa: E402
+from pictures import tile_menu  # noqa: E402
 
 PICTURES = ROOT / "docs" / "pictures"
 
@@ -106,6 +109,14 @@ void f() {
                          {"big": 1 << 30, "on": True, "kind": "even", "half": 1 << 29, "rule": "EveryTileInParts<2>",
                           "fixup": "ByFirstUnit"})
         self.assertEqual(config.declarations(config.file_scope_lines(source)), {"a": 4, "b": 8})
+
+    def test_inline_and_size_t_declarations(self):
+        # the library's headers: `inline constexpr int max_m = 128;`, `constexpr std::size_t x = 256;`
+        source = "inline constexpr int few = 128;\nconstexpr std::size_t align = 2 * few;\nconstexpr float no = 1;\n"
+        self.assertEqual(config.declarations(config.file_scope_lines(source)), {"few": 128, "align": 256})
+        self.assertEqual(config.header_constants("common/sm90/swap_gemm.hpp")["max_m"],
+                         stated("common/sm90/swap_gemm.hpp", "max_m"))
+        self.assertEqual(config.header_constants("common/kernel_utils.cuh")["max_shared_bytes_per_block"], 227 * 1024)
 
 
 def header_rules_and_fixups():
@@ -211,6 +222,192 @@ class StreamKArithmeticTest(unittest.TestCase):
                         dealt = [p for u in range(s.first_unit(tile), s.last_unit(tile) + 1) for consumer in range(2)
                                  for p in range(*s.share_of(u, tile, consumer, 2, 16))]
                         self.assertEqual(dealt, list(range(16)))
+
+
+def readme_value(step, name):
+    """The integer a step's README gives a knob: "`name` = 32"."""
+    text = (ROOT / step / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"`" + name + r"` = (\d+)", text)
+    if not match:
+        raise AssertionError(f"{step}/README.md gives no `{name}` = …")
+    return int(match.group(1))
+
+
+class PaddingTest(unittest.TestCase):
+    """padding.py (14's picture) against pad_unaligned.cuh's constants and what 14's README says of
+    the routes and copies."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pad = padding.constants()
+
+    def plan(self, m, n, k, pad=None):
+        return padding.plan_padding(m, n, k, k, n, n, pad or self.pad)  # packed rows
+
+    def test_constants_read_as_stated(self):
+        for name in ["in_place_max_m", "direct_c_max_k", "halves_per_chunk", "scratch_alignment"]:
+            with self.subTest(name=name):
+                self.assertEqual(self.pad[name], stated("common/sm90/pad_unaligned.cuh", name))
+        self.assertEqual(self.pad["swap_max_m"], stated("common/sm90/swap_gemm.hpp", "max_m"))
+        for name in ["in_place_max_m", "direct_c_max_k"]:
+            with self.subTest(readme=name):
+                self.assertEqual(readme_value("14_pad_unaligned", name), self.pad[name])
+
+    def test_alignment(self):
+        self.assertEqual(padding.aligned(4096, 4096, 4096, 4096, self.pad), (True, True, True))
+        self.assertEqual(padding.aligned(4097, 4097, 4097, 4097, self.pad), (False, False, False))
+        self.assertEqual(padding.aligned(4100, 4104, 4100, 4100, self.pad), (True, False, True))  # C: floats
+        self.assertEqual(padding.aligned(4098, 4096, 4096, 4100, self.pad), (True, True, False))  # C's N
+
+    def test_routes_of_the_readmes_shapes(self):
+        # 14's README: 4097³ takes 12 on padded A and B with C staged; 4097 × 4097 × 4096 the swap
+        # kernel on a padded B, C written directly; 46341² × 17 the swap kernel on padded A and B; few
+        # rows with B unaligned read in place up to in_place_max_m, and M = 64 pads.
+        for shape, route, copies in [((4097, 4097, 4097), "staged_c", (True, True, True)),
+                                     ((4097, 4097, 4096), "swap_direct_c", (False, True, False)),
+                                     ((46341, 46341, 17), "swap_direct_c", (True, True, False)),
+                                     ((8, 4097, 4096), "in_place", (False, False, False)),
+                                     ((64, 4097, 4096), "swap_step", (False, True, False)),
+                                     ((4096, 4096, 4096), "swap_step", (False, False, False))]:
+            with self.subTest(shape=shape):
+                d = self.plan(*shape)
+                self.assertEqual((d.route, (d.pad_a, d.pad_b, d.stage_c)), (route, copies))
+
+    def test_staged_c_pads_b_to_its_columns(self):
+        # C staged at N8 columns needs B at N8 columns too, even where B's rows are aligned (ldb 4104).
+        d = padding.plan_padding(4097, 4097, 4097, 4097, 4104, 4097, self.pad)
+        self.assertTrue(d.stage_c and d.pad_b)
+
+    def test_buffers_of_4097_cubed(self):
+        m = n = k = 4097
+        d = self.plan(m, n, k)
+        self.assertEqual((d.k8, d.n8), (4104, 4104))
+        align = self.pad["scratch_alignment"]
+        self.assertEqual(d.a_offset, 0)
+        self.assertEqual(d.b_offset, padding.round_up(2 * m * d.k8, align))
+        self.assertEqual(d.c_offset, d.b_offset + padding.round_up(2 * k * d.n8, align))
+        self.assertEqual(d.rest_offset, d.c_offset + padding.round_up(4 * m * d.n8, align))
+        for offset in [d.b_offset, d.c_offset, d.rest_offset]:
+            self.assertEqual(offset % align, 0)
+
+    def test_copy_bytes_as_the_readme_counts_them(self):
+        text = (ROOT / "14_pad_unaligned/README.md").read_text(encoding="utf-8")
+        everything = float(re.search(r"C staged \(4·M·N₈ read and 4·M·N written more\),\s*(\d+\.\d) MB",
+                                     text).group(1))
+        d = self.plan(4097, 4097, 4097)
+        self.assertEqual(round(sum(padding.copy_bytes(4097, 4097, 4097, d).values()) / 1e6, 1), everything)
+        # pad_always at M = 8: the copy of B the rule reads in place (its variant: in_place_max_m = 0)
+        always = dict(self.pad, **config.struct_config("14_pad_unaligned/kernel.cu", "PadAlways"))
+        self.assertEqual(always["in_place_max_m"], 0)
+        d = self.plan(8, 4097, 4096, always)
+        copy_of_b = float(re.search(r"`pad_always` is a copy of B, (\d+\.\d) MB", text).group(1))
+        self.assertEqual(round(padding.copy_bytes(8, 4097, 4096, d)["B"] / 1e6, 1), copy_of_b)
+
+
+class TileMenuTest(unittest.TestCase):
+    """tile_menu.py (15's picture) against tile_per_shape.cu and the counts 15's and 16's READMEs
+    state."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.menu = {e.name: e for e in tile_menu.menu(132)}
+
+    def test_menu_as_the_readmes_list_it(self):
+        for step in ["15_tile_per_shape", "16_both_orientations"]:
+            text = (ROOT / step / "README.md").read_text(encoding="utf-8")
+            listed = list(dict.fromkeys(re.findall(r"`(menu_\d+x\d+_c\d+)`", text)))
+            with self.subTest(step=step):
+                self.assertEqual(listed, list(self.menu))
+        self.assertEqual(len(config.menu_items()), 9)
+
+    def test_entry_configuration(self):
+        source = "common/sm90/tile_per_shape.cu"
+        for e in self.menu.values():
+            for name in ["block_tile_k", "max_stages", "fixup_slices", "c_buffers"]:
+                self.assertEqual(e.config[name], stated(source, name))
+            self.assertEqual((e.config["rule"], e.config["fixup"]), ("LastWaveInParts", "SharedAbove<2>"))
+        e = self.menu["menu_64x256_c2"].config
+        self.assertEqual((e["block_tile_m"], e["block_tile_n"], e["cluster_size"]), (64, 256, 2))
+        self.assertEqual(stream_k.alone_units(e["fixup"]), readme_value("16_both_orientations", "fixup_alone_units"))
+
+    def test_stages_fit_as_the_layout_checks(self):
+        # 11's tile: 12's stages; every entry's Layout (stream_k_kernel.cuh) within 227 KiB, one stage
+        # more over it (or max_stages).
+        self.assertEqual(self.menu["menu_128x256_c2"].stages, stated("12_stream_k/kernel.cu", "stages"))
+        hopper = config.header_constants("common/hopper.cuh")
+        most = config.header_constants("common/kernel_utils.cuh")["max_shared_bytes_per_block"]
+        for e in self.menu.values():
+            c = e.config
+
+            def shared_bytes(stages):
+                stage = (c["block_tile_m"] + c["block_tile_n"]) * hopper["swizzle_bytes"]
+                consumers = c["block_tile_m"] // hopper["wgmma_m"]
+                staging = consumers * c["c_buffers"] * hopper["wgmma_m"] * hopper["swizzle_bytes"]
+                return stages * stage + staging + 2 * stages * 8 + hopper["swizzle_atom_bytes"]
+
+            with self.subTest(entry=e.name):
+                self.assertLessEqual(shared_bytes(e.stages), most)
+                self.assertTrue(e.stages == c["max_stages"] or shared_bytes(e.stages + 1) > most)
+        self.assertEqual([e.resident for e in self.menu.values()], [132 // e.config["cluster_size"]
+                                                                    for e in self.menu.values()])
+
+    def busy_sms(self, e, s):
+        return sum(e.config["cluster_size"] for w in range(s.workers) if s.walk(w))
+
+    def test_1024_cubed(self):
+        # 15's README, why one tile loses: 11's tile makes 16 cluster tiles, 32 of 132 SMs working for
+        # all 16 slices, K not split; 64 × 128 tiles make 128, on 128 SMs.
+        e = self.menu["menu_128x256_c2"]
+        s = tile_menu.plan(e, 1024, 1024, 1024)
+        self.assertEqual((s.tiles, s.sk_tiles, self.busy_sms(e, s)), (16, 0, 32))
+        self.assertEqual(tile_menu.work(e, 1024, 1024, 1024), tile_menu.Work(16, 1, False, 0, False))
+        e = self.menu["menu_64x128_c1"]
+        s = tile_menu.plan(e, 1024, 1024, 1024)
+        self.assertEqual((s.tiles, self.busy_sms(e, s)), (128, 128))
+        # what the picture says: the entries that use the SMs best, counted in FLOP
+        used = {}
+        for e in self.menu.values():
+            c, w = e.config, tile_menu.work(e, 1024, 1024, 1024)
+            used[e.name] = round(2 * 1024 ** 3 / (132 * w.slices * 2 * c["block_tile_m"] * c["block_tile_n"]
+                                                  * c["block_tile_k"]), 3)
+        best = max(used.values())
+        self.assertEqual(sorted(name for name, value in used.items() if value == best),
+                         ["menu_128x64_c1", "menu_64x128_c1", "menu_64x64_c1"])
+        self.assertEqual(used["menu_128x256_c2"], round(32 / 132, 3))
+
+    def test_3080_cubed(self):
+        # 15's README, the answer: 169 cluster tiles, no split, 147 slices in 3 segments; 325 tiles,
+        # 245 slices in 5 segments. 3080 is off 64 halves: every slice's rows off a line.
+        for name, tiles, slices, segments in [("menu_128x256_c2", 169, 147, 3), ("menu_128x128_c2", 325, 245, 5)]:
+            with self.subTest(entry=name):
+                e = self.menu[name]
+                self.assertEqual(tile_menu.plan(e, 3080, 3080, 3080).tiles, tiles)
+                self.assertEqual(tile_menu.work(e, 3080, 3080, 3080), tile_menu.Work(slices, segments, False, slices))
+        self.assertEqual(tile_menu.work(self.menu["menu_128x256_c2"], 3072, 3072, 3072).unaligned_slices, 0)
+
+    def test_busiest_cluster_is_the_longest_walk(self):
+        # the picture's bars (each worker's walk) end where busiest_cluster's slices say
+        for shape in [(1024, 1024, 1024), (3072, 3072, 3072), (3080, 3080, 3080), (256, 4096, 11008),
+                      (1024, 1024, 8192), (802816, 64, 576)]:
+            for e in self.menu.values():
+                with self.subTest(shape=shape, entry=e.name):
+                    s = tile_menu.plan(e, *shape)
+                    longest = max(sum(end - begin for _, begin, end, _ in s.walk(w)) for w in range(s.workers))
+                    self.assertEqual(tile_menu.work(e, *shape).slices, longest)
+
+    def test_shared_fixups_of_16s_question(self):
+        # 16's README, the answer at 256 × 4096 × 11008: 44 tiles in 3 parts, 16 cluster tiles in 4;
+        # both more parts than fixup_alone_units, so shared.
+        for name, tiles, parts in [("menu_128x192_c1", 44, 3), ("menu_128x256_c2", 16, 4)]:
+            with self.subTest(entry=name):
+                e = self.menu[name]
+                s = tile_menu.plan(e, 256, 4096, 11008)
+                self.assertEqual((s.tiles, s.sk_tiles, s.split), (tiles, tiles, parts))
+                w = tile_menu.work(e, 256, 4096, 11008)
+                self.assertTrue(w.fixup and w.shared_fixup)
+                self.assertEqual(w.slices, stream_k.ceil_div(stream_k.ceil_div(11008, 64), parts))
+        w = tile_menu.work(self.menu["menu_128x128_c2"], 256, 4096, 11008)  # 2 parts: fixed up by one unit
+        self.assertTrue(w.fixup and not w.shared_fixup)
 
 
 def pinned_matplotlib():
