@@ -354,17 +354,19 @@ class RepositoryStepsTest(unittest.TestCase):
 
     def test_the_later_steps_ask_for_their_idea_at_the_hard_level(self):
         """Issue 30, item 3: from 07 on, hard regions hold the step's idea (07's pipeline loop, 08's swizzle
-        and fragment addresses, 09's and 10's barrier protocol, 12's fixup in schedule.cuh, 14's padded
-        hand-off), and the hard level asks for more than the easy one. (13's two regions are its idea.)"""
-        for step in ("07_async_pipeline", "08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters", "12_stream_k",
-                     "14_pad_unaligned"):
+        and fragment addresses, 09's and 10's barrier protocol, 11's and 12's fixups in split_k_schedule.cuh
+        and stream_k_schedule.cuh, 14's padded hand-off), and the hard level asks for more than the easy
+        one. (13's two regions are its idea.)"""
+        for step in ("07_async_pipeline", "08_mma_ldmatrix", "09_wgmma_tma", "10_persistent_clusters", "11_split_k",
+                     "12_stream_k", "14_pad_unaligned"):
             with self.subTest(step):
                 regions = regions_of(REPOSITORY, step)
                 self.assertIn("hard", {r.level for r in all_regions(regions)})
                 lines = {level: sum(len(r.solution) for r in blanked_regions(regions, level)) for level in LEVELS}
                 self.assertGreater(lines["hard"], lines["easy"])
-        fixup = [r for r in all_regions(regions_of(REPOSITORY, "12_stream_k")) if r.path.endswith("schedule.cuh")]
-        self.assertTrue(fixup and all(r.level == "hard" for r in fixup))
+        for step in ("11_split_k", "12_stream_k"):
+            fixup = [r for r in all_regions(regions_of(REPOSITORY, step)) if r.path.endswith("schedule.cuh")]
+            self.assertTrue(fixup and all(r.level == "hard" for r in fixup), step)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The grader times each step at one shape (lab/rubric.json: performance.sizes, else performance.size).
 Where that shape sends the work down a path without the student's code (13 hands M > 128 to 12; 14
-copies nothing when every row is aligned; 12 splits no tile at 4096³ on 132 SMs), the student's
+copies nothing when every row is aligned; 11 and 12 split no tile at 4096³ on 132 SMs), the student's
 region never runs and the step's performance points come for nothing. So, for each step:
 
 - 01 to 08 run every region at every shape: an unaligned shape runs the same kernel template as an
@@ -43,11 +43,6 @@ EVERY_SHAPE = {f"{n:02d}" for n in range(1, 9)}
 # Regions that the performance shape of their step does not run, and why that is the best one shape
 # can do; correctness cases run them (gpu_tests' standard cases, which the grader runs for every step).
 NOT_TIMED = {
-    "12_stream_k": {
-        "add_later_partials":
-            "11's rule cuts every split tile of a shape into the same number of parts, so a shape has its "
-            "split tiles either fixed up alone (2 parts or fewer) or shared; the shape times the shared fixup",
-    },
     "14_pad_unaligned": {
         "in_place_products": "the in-place route (few rows, B unaligned) copies nothing, so no shape runs it "
                              "together with the copy and the hand-off",
@@ -102,7 +97,7 @@ def performance_shape_problems(rubric, root=REPOSITORY, routes=ROUTES):
             if not region["runs"] and region["name"] not in NOT_TIMED.get(step, {}):
                 problems.append(f"{where}: the route is {route['route']}, where the region "
                                 f"\"{region['name']}\" does not run{why_not(route)}")
-        if step.startswith("14_") and route["route"] == "the menu":
+        if step.startswith("15_") and route["route"] == "the menu":
             for blank in ("pick_without_the_choice", "pick_without_the_terms"):
                 if route["pick"] == route[blank]:
                     problems.append(f"{where}: the model picks {route['pick']}, as it does {blank.replace('_', ' ')}: "
@@ -132,10 +127,10 @@ class PerformanceShapesTest(unittest.TestCase):
     def test_the_rubrics_shapes_run_every_region(self):
         self.assertEqual(performance_shape_problems(load_rubric()), [])
 
-    def test_4096_cubed_skips_the_regions_of_12_13_14_and_15(self):
-        """The old rubric (every step at 4096³) gave 12 to 15 their performance points for nothing."""
+    def test_4096_cubed_skips_the_regions_of_11_12_13_14_and_15(self):
+        """The old rubric (every step at 4096³) gave 11 to 15 their performance points for nothing."""
         rubric = load_rubric()
-        for step in ("12_stream_k", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"):
+        for step in ("11_split_k", "12_stream_k", "13_swap_ab", "14_pad_unaligned", "15_tile_per_shape"):
             with self.subTest(step=step):
                 changed = copy.deepcopy(rubric)
                 changed["performance"]["sizes"][step] = [4096, 4096, 4096]
@@ -145,8 +140,10 @@ class PerformanceShapesTest(unittest.TestCase):
         old = copy.deepcopy(rubric)
         del old["performance"]["sizes"]  # a rubric recorded before per-step sizes (and before step 16)
         problems = [p for p in performance_shape_problems(old) if p[:2] < "16"]
-        self.assertEqual({p[:2] for p in problems}, {"12", "13", "14", "15"}, problems)
-        self.assertIn("12_stream_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
+        self.assertEqual({p[:2] for p in problems}, {"11", "12", "13", "14", "15"}, problems)
+        self.assertIn("11_split_k at 4096x4096x4096: the route is tma, where the region \"publish\" does not run",
+                      problems)
+        self.assertIn("12_stream_k at 4096x4096x4096: the route is tma, where the region \"share\" does not run",
                       problems)
         self.assertIn("13_swap_ab at 4096x4096x4096: the route is 12, where the region \"store_transposed\" does "
                       "not run", problems)
@@ -157,6 +154,7 @@ class PerformanceShapesTest(unittest.TestCase):
 
     def test_other_shapes_that_skip_a_region(self):
         rows = [
+            ("11_split_k", [1024, 1024, 1024], "\"add_later_partials\" does not run"),  # whole tiles
             ("12_stream_k", [1024, 1024, 1024], "\"share\" does not run"),  # whole tiles
             ("12_stream_k", [4097, 4097, 4097], "the route is 08"),  # rows TMA cannot describe
             ("13_swap_ab", [129, 4096, 4096], "the route is 12"),  # one row above swap_ab::max_m
@@ -182,11 +180,15 @@ class PerformanceShapesTest(unittest.TestCase):
             self.assertTrue(any(p.startswith(f"{step} at 4097x4097x4097: the route is 08") for p in problems), problems)
         self.assertFalse([p for p in problems if p[:2] in EVERY_SHAPE])
 
-    def test_12s_shape_splits_tiles_as_its_readme_draws_them(self):
-        route = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]["12_stream_k"]
-        # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each.
-        self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"], route["parts_per_split_tile"],
-                          route["fixup"]), (144, 132, 12, 5, "shared"))
+    def test_11s_and_12s_shape_splits_tiles_as_their_readmes_draw_them(self):
+        steps = lab_routes([[3072, 3072, 3072]])[(3072, 3072, 3072)]
+        # 144 cluster tiles on 66 clusters: 2 whole waves, the last 12 tiles in 5 parts each, fixed up by
+        # the unit holding slice 0 in 11 and shared by the 5 units in 12.
+        for step, fixup in (("11_split_k", "alone"), ("12_stream_k", "shared")):
+            with self.subTest(step=step):
+                route = steps[step]
+                self.assertEqual((route["tiles"], route["whole_tiles"], route["split_tiles"],
+                                  route["parts_per_split_tile"], route["fixup"]), (144, 132, 12, 5, fixup))
 
     def test_16s_model_runs_on_the_menu_and_where_14_hands_the_padded_problem_back(self):
         """16's model (and so its region, where an entry is priced) runs on the menu's route, and on 14's

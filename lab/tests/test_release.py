@@ -274,8 +274,8 @@ class LevelReleaseTest(SmallTreeTest):
 
 
 class HeaderRegionTest(TemporaryFolderTest):
-    """A step's regions may be in a header of its folder (11's schedule in schedule.cuh, which 13
-    and 14 include): released, listed in LAB.md and recorded like a kernel.cu's, and a later step
+    """A step's regions may be in a header of its folder (11's schedule in split_k_schedule.cuh, which
+    13 and 14 include): released, listed in LAB.md and recorded like a kernel.cu's, and a later step
     repeating its code is told to go out with it."""
 
     def setUp(self):
