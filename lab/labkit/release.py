@@ -171,16 +171,13 @@ class Plan:
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
         self.handouts = handouts(self.root, self.kernels, rubric, self.level)
         # The handed-out steps' READMEs without their folded answers (course.py): those go to the key;
-        # and every step README of the copy without the code excerpts that quote a region being
-        # removed (the answer, in the lesson): a kept later step's (10's excerpt of its producer is
-        # 09's solution renamed) or an earlier one's as much as a handed-out step's.
+        # and without the code excerpts that quote a region being removed (the answer, in the lesson).
         self.readmes = {}
-        copied = {path.as_posix() for path in self.paths}
-        for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
+        for step in self.kernels:
             readme = self.root / step / "README.md"
-            if f"{step}/README.md" in copied:
+            if readme.is_file():
                 original = readme.read_text(encoding="utf-8")
-                text, answers = course.split_readme(original) if step in self.kernels else (original, None)
+                text, answers = course.split_readme(original)
                 text = excerpts_without_answers(text, self.regions)
                 if answers or text != original:
                     self.readmes[f"{step}/README.md"] = text
