@@ -263,6 +263,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
     // ---- Producer: copies for every tile of the list, `stages` slices ahead of the consumers ------
     setmaxnreg_decrease<Config::producer_registers>();
     if (threadIdx.x == 0) {
+      // EXCERPT BEGIN persistent_producer
       int slice = 0;  // slices copied so far, over all tiles: stage = slice % stages
       for (long long t = first_tile; t < cluster_tiles; t += clusters) {
         const TileOrigin origin = tile_origin(t);
@@ -289,6 +290,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
           // LAB END
         }
       }
+      // EXCERPT END persistent_producer
     }
   } else {
     // ---- Consumers: for each tile, the K loop of step 09, then the write-back ---------------------

@@ -171,13 +171,16 @@ class Plan:
         self.guide = lab_guide(self.root, self.kernels, rubric, self.withheld, hopper, self.level)
         self.handouts = handouts(self.root, self.kernels, rubric, self.level)
         # The handed-out steps' READMEs without their folded answers (course.py): those go to the key;
-        # and without the code excerpts that quote a region being removed (the answer, in the lesson).
+        # and every step README of the copy without the code excerpts that quote a region being
+        # removed (the answer, in the lesson): a kept later step's (10's excerpt of its producer is
+        # 09's solution renamed) or an earlier one's as much as a handed-out step's.
         self.readmes = {}
-        for step in self.kernels:
+        copied = {path.as_posix() for path in self.paths}
+        for step in [s for s in discover_steps(self.root) if s not in self.withheld]:
             readme = self.root / step / "README.md"
-            if readme.is_file():
+            if f"{step}/README.md" in copied:
                 original = readme.read_text(encoding="utf-8")
-                text, answers = course.split_readme(original)
+                text, answers = course.split_readme(original) if step in self.kernels else (original, None)
                 text = excerpts_without_answers(text, self.regions)
                 if answers or text != original:
                     self.readmes[f"{step}/README.md"] = text

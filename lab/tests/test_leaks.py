@@ -90,6 +90,21 @@ class TokenLeakTest(TemporaryFolderTest):
         self.assertIn("void g() {}", text)
         self.assertEqual(plan.leaks(), [])
 
+    def test_an_excerpt_of_a_region_in_a_step_not_handed_out_is_hidden_too(self):
+        """Every step README of the copy is read for excerpts, not only the handed-out steps': a kept
+        later step's lesson that quotes the answer (10's excerpt of its producer, with 09 handed out)
+        says the code is the student's; without --keep the step and its README are left out."""
+        answer = "  tma_load_2d(a_tile(s), a_map, &full[s], k0, row0);\n"
+        readme = ("# 02_beta\n\n<!-- BEGIN generated: excerpt/producer file=../01_alpha/kernel.cu -->\n```cuda\n" +
+                  answer + "```\n<!-- END generated: excerpt/producer -->\n")
+        write_tree(self.source, {"02_beta/README.md": readme})
+        plan = release.Plan(self.source, ["01_alpha"], load_rubric(), keep=["02_beta"])
+        text = plan.replaced()["02_beta/README.md"]
+        self.assertNotIn(answer.strip(), text)
+        self.assertIn("this code is yours to write", text)
+        self.assertEqual(plan.leaks(), [])
+        self.assertNotIn("02_beta/README.md", release.Plan(self.source, ["01_alpha"], load_rubric()).replaced())
+
     def test_a_later_step_kept_with_a_renamed_copy_is_refused(self):
         write_tree(self.source, {"02_beta/kernel.cu": RENAMED_COPY})
         self.assertEqual(self.leaks(), [])  # left out by default
