@@ -135,7 +135,7 @@ class SharedFixup : public Fixup<P> {
       flag_wait<FlagWait>(Base::flag(s, slot, i % consumers), s.epoch, slot);
     }
     // LAB END
-    named_barrier_sync<warpgroup_threads>(barrier_);  // no thread reads a partial before every flag is seen
+    named_barrier_sync<warpgroup_threads>(Base::barrier_);  // no thread reads a partial before every flag is seen
     // LAB BEGIN share [hard]
     const auto origin = origin_of(tile);  // once per tile: the step's tile order may cost divisions
     for (int piece = first_piece; piece < end_piece; ++piece) {
