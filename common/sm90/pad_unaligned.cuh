@@ -136,10 +136,10 @@ void launch_pad_copy(const __half* source, long long rows, long long cols, long 
 // ---- The decision ---------------------------------------------------------------------------------------
 
 enum class Route {  // which path a problem takes
-  swap_step,          // 13's launcher on the operands (their padded copies where unaligned): swap kernel, or 11 above
+  swap_step,        // 13's launcher on the operands (their padded copies where unaligned): swap kernel, or 12 above
   in_place,         // M ≤ in_place_max_m, B's rows unaligned: the in-place kernel reads A and B where they are
   swap_direct_c,    // M above 13's swap, C's rows unaligned, K ≤ direct_c_max_k: 13's swap kernel writes C
-  staged_c,         // M above 13's swap, C's rows unaligned, K larger: 11 into a padded C, then copied out
+  staged_c,         // M above 13's swap, C's rows unaligned, K larger: 12 into a padded C, then copied out
 };
 
 struct Padding {

@@ -421,7 +421,6 @@ class Fixup {
     // LAB END
   }
 
-
   // The unit holding slice 0 of the segment's tile: publish what this unit left for others before
   // waiting, so that no unit waits on a waiting one; then add the others' partials, and write.
   template <class StoreTile>

@@ -20,9 +20,9 @@ struct Config {
   static constexpr int consumer_registers = 232;  // ...the consumers' 128 accumulators many (Layout checks the sum)
   static constexpr int cluster_size = 2;          // blocks on vertically adjacent tiles share each B slice
   static constexpr int c_buffers = 2;             // staging buffers per consumer: one fills while one drains
-  using rule = LastWaveInParts;            // split_k_schedule.cuh: the last wave's tiles in aligned k-parts
-  static constexpr int fixup_slices = 16;  // splitting costs a unit about this many k-slices
-  using fixup = SharedAbove<2>;            // tiles split among more than 2 units share their fixup
+  using rule = LastWaveInParts;                   // split_k_schedule.cuh: the last wave's tiles in aligned k-parts
+  static constexpr int fixup_slices = 16;         // splitting costs a unit about this many k-slices
+  using fixup = SharedAbove<2>;                   // tiles split among more than 2 units share their fixup
 };
 
 }  // namespace

@@ -296,8 +296,7 @@ __global__ void __launch_bounds__(Layout<Config>::threads, 1)
               tma_load_2d_multicast(b_tile(s) + j * L::b_box_bytes, b_map, &full[s],
                                     int(origin.col) + j * swizzle_halves, k0, std::uint16_t((1u << cluster_size) - 1u));
             else
-              tma_load_2d(b_tile(s) + j * L::b_box_bytes, b_map, &full[s], int(origin.col) + j * swizzle_halves,
-                          k0);
+              tma_load_2d(b_tile(s) + j * L::b_box_bytes, b_map, &full[s], int(origin.col) + j * swizzle_halves, k0);
           }
           // LAB END
           // LAB END

@@ -23,10 +23,10 @@ struct Config {
   static constexpr int swap_max_m = swap_ab::max_m;  // a larger M runs faster as the stream-K GEMM
   static constexpr int group_rows = 8;           // grouped tile order, as in 07 to 11 (several column tiles: M > width)
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few...
-  static constexpr int consumer_registers = 232;  // ...the consumers' accumulators (up to 128) many
-  using rule = stream_k::LastWaveInParts;            // 11's rule (split_k_schedule.cuh; 13's README)
+  static constexpr int consumer_registers = 232;      // ...the consumers' accumulators (up to 128) many
+  using rule = stream_k::LastWaveInParts;             // 11's rule (split_k_schedule.cuh; 13's README)
   static constexpr int fixup_slices = 16;             // 11's estimate of what splitting costs, for the hybrid rule
-  using fixup = stream_k::ByFirstUnit;               // every split tile fixed up by one unit: partials are small
+  using fixup = stream_k::ByFirstUnit;                // every split tile fixed up by one unit: partials are small
   static constexpr int shared_c_tiles_per_block = 4;  // width 256: C through shared memory above this (13's README)
   static constexpr bool cluster_split = true;  // tiles in one wave: k-parts in a cluster, summed in shared memory
   static constexpr int max_cluster = 8;        // parts of a tile at most: the largest cluster every GPU must allow

@@ -369,8 +369,8 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
       if (lane == 0) mbarrier_arrive(&empty[stage]);
       // LAB END
     };
-    // The fixup the configuration names (split_k_schedule.cuh) for this warpgroup: partials of `groups` float4 a thread,
-    // pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
+    // The fixup the configuration names (split_k_schedule.cuh) for this warpgroup: partials of `groups` float4 a
+    // thread, pieces of one group (8 rows of C × the consumer's 64 columns), each written transposed.
     using ConfigFixup =
         typename Config::fixup::template type<stream_k::Partials<1, L::consumers, L::groups, 1, FlagWait>>;
     ConfigFixup fixup(consumer, barrier);

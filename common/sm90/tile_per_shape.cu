@@ -60,9 +60,9 @@ struct Common {
   static constexpr int group_rows = 8;           // grouped tile order: tile rows per group, as in 07 to 11
   static constexpr int producer_registers = 40;  // after setmaxnreg: the copying thread needs few (11)
   static constexpr int c_buffers = 2;            // staging buffers per consumer: one fills while one drains
-  using rule = stream_k::LastWaveInParts;     // 11's rule, on each entry's own waves
-  static constexpr int fixup_slices = 16;     // 11's estimate of what splitting costs a unit, in k-slices
-  using fixup = stream_k::SharedAbove<2>;     // tiles split among more than 2 units share their fixup (12)
+  using rule = stream_k::LastWaveInParts;        // 11's rule, on each entry's own waves
+  static constexpr int fixup_slices = 16;        // 11's estimate of what splitting costs a unit, in k-slices
+  using fixup = stream_k::SharedAbove<2>;        // tiles split among more than 2 units share their fixup (12)
 };
 
 // One entry of the menu: rows × cols block tiles, cluster blocks stacked vertically sharing B. 11's

@@ -1,8 +1,8 @@
 // Host tests of the split-K and stream-K schedules (common/sm90/split_k_schedule.cuh,
 // stream_k_schedule.cuh) as the kernel of stream_k_kernel.cuh plans them, at 128 × 256 tiles in
-// clusters of two, the rules and fixups of steps 11 and 12: for many shapes and numbers of resident clusters, the checks of
-// stream_k_schedule_check.hpp; and the rule must give what 11's README derives for the shapes it
-// draws. stream_k_schedule_13.cu does the same for the swap kernel's use. No GPU needed.
+// clusters of two, the rules and fixups of steps 11 and 12: for many shapes and numbers of resident clusters, the
+// checks of stream_k_schedule_check.hpp; and the rule must give what 11's README derives for the shapes it draws.
+// stream_k_schedule_13.cu does the same for the swap kernel's use. No GPU needed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -68,11 +68,11 @@ void check_schedule(Shape shape, int resident) {
   CAPTURE(shape.n);
   CAPTURE(shape.k);
   const Plan plan = stream_k::plan_shape<Variant>(shape.m, shape.n, shape.k, resident);
-  stream_k::testing::check_schedule(plan,
-                                    {L::consumers * L::chunks, L::consumers, L::cluster_size,
-                                     L::float4s * hopper::warpgroup_threads * sizeof(float4),
-                                     Variant::fixup::alone_units},
-                                    resident);
+  stream_k::testing::check_schedule(
+      plan,
+      {L::consumers * L::chunks, L::consumers, L::cluster_size, L::float4s * hopper::warpgroup_threads * sizeof(float4),
+       Variant::fixup::alone_units},
+      resident);
 }
 
 const std::vector<Shape> shapes = {

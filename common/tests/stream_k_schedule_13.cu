@@ -54,11 +54,10 @@ void check_swap_schedule(Shape shape, int resident) {
   with_width(shape.m, [&](auto width) {
     using L = Layout<Variant, width>;
     const stream_k::Plan plan = plan_schedule<Variant, width>(shape.m, shape.n, shape.k, resident);
-    stream_k::testing::check_schedule(
-        plan,
-        {L::consumers * L::groups, L::consumers, 1, L::groups * warpgroup_threads * sizeof(float4),
-         Variant::fixup::alone_units},
-        resident);
+    stream_k::testing::check_schedule(plan,
+                                      {L::consumers * L::groups, L::consumers, 1,
+                                       L::groups * warpgroup_threads * sizeof(float4), Variant::fixup::alone_units},
+                                      resident);
   });
 }
 

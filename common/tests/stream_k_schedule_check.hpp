@@ -1,6 +1,7 @@
 // The checks of a split-K or stream-K schedule (common/sm90/split_k_schedule.cuh, stream_k_schedule.cuh)
-// as a kernel plans it, shared by the host tests of 11's, 12's and 13's use of it (stream_k_schedule.cu, stream_k_schedule_13.cu). For a plan, the
-// walks of all workers, played on the CPU exactly as the kernel's producer and consumers play them, must
+// as a kernel plans it, shared by the host tests of 11's, 12's and 13's use of it (stream_k_schedule.cu,
+// stream_k_schedule_13.cu). For a plan, the walks of all workers, played on the CPU exactly as the kernel's producer
+// and consumers play them, must
 //   - cover every (tile, k-slice) exactly once;
 //   - leave each split tile's partials in distinct slots inside the workspace the step asks for;
 //   - write every element of C exactly once (whole tiles by their epilogue, split tiles piece by

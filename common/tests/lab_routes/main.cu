@@ -46,10 +46,10 @@ struct StepRoute {
   Route (*route)(Shape, const Gpu&);
 };
 const StepRoute steps[] = {
-    {"09_wgmma_tma", route_09},         {"10_persistent_clusters", route_10}, {"11_split_k", route_11},
-    {"12_stream_k", route_12},
-    {"13_swap_ab", route_13},           {"14_pad_unaligned", route_14},       {"15_tile_per_shape", route_15},
-    {"16_both_orientations", route_16},
+    {"09_wgmma_tma", route_09},      {"10_persistent_clusters", route_10},
+    {"11_split_k", route_11},        {"12_stream_k", route_12},
+    {"13_swap_ab", route_13},        {"14_pad_unaligned", route_14},
+    {"15_tile_per_shape", route_15}, {"16_both_orientations", route_16},
 };
 
 std::string json(const Route& r) {

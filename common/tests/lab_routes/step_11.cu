@@ -6,9 +6,9 @@
 //   - a split tile leaves partials that its units publish, and the unit holding slice 0 adds them
 //     (add_later_partials).
 #include "lab_routes.hpp"
+#include "sm90/split_k_schedule.cuh"
 #include "sm90/stream_k_gemm.hpp"
 #include "sm90/stream_k_kernel.cuh"
-#include "sm90/split_k_schedule.cuh"
 
 namespace worklog::lab_routes {
 

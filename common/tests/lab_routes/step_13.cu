@@ -1,7 +1,8 @@
 // lab_routes (lab_routes.hpp): step 13. The library's swap kernel (swap_kernel.cuh) gives the rule and
 // the widths; the route below is 13's launch_config's, in its order: 08's kernel where TMA cannot
 // describe A or B (tma_path_possible), 12 (the library's stream-K GEMM) for M above swap_ab::max_m
-// (13's swap_max_m), the swap kernel otherwise, at the width with_width picks. Every LAB region of 13 is in the swap kernel.
+// (13's swap_max_m), the swap kernel otherwise, at the width with_width picks. Every LAB region of 13 is in the swap
+// kernel.
 #include "lab_routes.hpp"
 #include "sm90/swap_gemm.hpp"
 #include "sm90/swap_kernel.cuh"
