@@ -262,7 +262,7 @@ void launch_padded_with(const GemmProblem<__half>& p, cudaStream_t stream, Launc
       swap_ab::launch_swapped(q, stream);
       break;
     case Route::staged_c:
-      solve(q, stream);  // M above the swap (12: 11), into the padded C
+      solve(q, stream);  // M above the swap (13: 12), into the padded C
       // C = the padded C + beta·C, on C's own N columns.
       unpad_c<<<copy_grid((long long)p.m * p.n), PadConfig::copy_threads, 0, stream>>>(c_padded, d.n8, p.c, p.ldc, p.m,
                                                                                        p.n, p.beta);
