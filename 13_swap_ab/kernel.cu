@@ -41,9 +41,8 @@ struct Config {
   static constexpr int narrow_whole_max_k_tiles = 64;  // ...and whole narrow tiles up to this many slices (narrow_pays)
 };
 
-static_assert(
-    Config::swap_max_m == swap_ab::max_m,
-    "swap_max_m must equal swap_ab::max_m: the library's swap GEMM, which later steps call, takes as many rows");
+// The library's swap GEMM, which later steps call, takes as many rows.
+static_assert(Config::swap_max_m == swap_ab::max_m, "swap_max_m must equal swap_ab::max_m");
 
 // The same kernel with block tiles of 64 columns: one consumer warpgroup, twice the tiles, half the
 // k-parts a tile. The step runs it where narrow_pays says; the variant narrow_tiles everywhere.
@@ -120,8 +119,7 @@ WORKLOG_REGISTER_STEP(
                  workspace_bytes<FixupShared>)
         .variant("workspace_fixup", "11's schedule for every shape: k-parts summed through the workspace",
                  launch_config<WorkspaceFixup>, workspace_bytes<WorkspaceFixup>)
-        .variant("narrow_tiles",
-                 "block tiles of 64 columns for every shape: one consumer warpgroup, fewer k-parts a tile",
+        .variant("narrow_tiles", "block tiles of 64 columns for every shape: one consumer, fewer k-parts a tile",
                  launch_config<NarrowTiles>, workspace_bytes<NarrowTiles>))
 
 }  // namespace worklog

@@ -26,9 +26,7 @@
 
 namespace worklog::stream_k {
 
-using hopper::named_barrier_sync;
-using hopper::store_release_gpu;
-using hopper::warpgroup_threads;
+using namespace hopper;
 
 // ---- The schedule ---------------------------------------------------------------------------------
 // The work is T tiles × k_tiles slices. Tiles [0, sk_tiles) are "split": their iterations (tile ·
@@ -85,23 +83,22 @@ struct Schedule {
     const long long first = begin(v), tile_first = tile * k_tiles;
     return slot(v, int((first > tile_first ? first : tile_first) - tile_first));
   }
-  // Whether the piece of unit u's range that ends at slice k_end of `tile` is the range's last (the
-  // walk's Segment::ends_range). The fixup asks this after the K loop rather than carrying the flag
-  // through it, where the consumers have no register to spare (ptxas spilled the flag).
+  // Whether the piece of unit u's range that ends at slice k_end of `tile` is the range's last. The
+  // fixup asks this after the K loop rather than carrying a flag from the walk through it, where the
+  // consumers have no register to spare (ptxas spilled the flag).
   __host__ __device__ bool ends_range(int u, long long tile, int k_end) const {
     return u >= 0 && tile * k_tiles + k_end == begin(u + 1);
   }
 };
 
 // One piece of work: slices [k_begin, k_end) of a tile; `unit` is the range it belongs to (-1 for
-// a whole tile of the data-parallel part), ends_range when it is the range's last. Tiles and
-// iterations are counted in 32 bits here (plan_schedule checks that tiles · k_tiles fits): the
+// a whole tile of the data-parallel part; Schedule::ends_range says whether it is the range's last).
+// Tiles and iterations are counted in 32 bits here (plan_schedule checks that tiles · k_tiles fits): the
 // producer walks with 40 registers, and 64-bit counters cost it a spill and 64-bit divisions.
 struct Segment {
   int tile;
   int k_begin, k_end;
   int unit;
-  bool ends_range;
 };
 
 // Worker `worker`'s segments, in order: the pieces of its units' ranges, cut at tile boundaries,
@@ -118,17 +115,16 @@ class Walk {
       const int k_begin = iteration_ - tile * s_.k_tiles;
       const int left = end_ - iteration_;
       const int k_end = left < s_.k_tiles - k_begin ? k_begin + left : s_.k_tiles;
-      segment = {tile, k_begin, k_end, unit_, false};
+      segment = {tile, k_begin, k_end, unit_};
       iteration_ += k_end - k_begin;
       if (iteration_ == end_) {
-        segment.ends_range = true;
         unit_ += workers_;
         enter_unit();
       }
       return true;
     }
     if (whole_tile_ < s_.tiles) {
-      segment = {whole_tile_, 0, s_.k_tiles, -1, false};
+      segment = {whole_tile_, 0, s_.k_tiles, -1};
       whole_tile_ += workers_;
       return true;
     }
@@ -265,6 +261,38 @@ void attach_workspace(Plan& plan, const GemmProblem<Input>& p, const char* step)
 }
 
 // ---- The fixup (device) ----------------------------------------------------------------------------
+// Adds to sum `count` float4s of this thread of the partials of units v0 … v1 of `tile` (unit v's at
+// mine + slot_in(v) · slot_stride), in the order of the units: the same bits in every run. One unit at
+// a time, its float4s in batches of in_flight loads, then their sums; each batch waits one round
+// trip to L2. A partial of fewer float4s than a batch would pay a round trip per unit this way:
+// stream_k_schedule.cuh's specialization batches several units' partials instead.
+template <int count, int in_flight, long long slot_stride, bool narrow = (count < in_flight)>
+struct SumPartials {
+  static_assert(!narrow, "a partial narrower than a batch of loads: include sm90/stream_k_schedule.cuh");
+  __device__ __forceinline__ static void add_up(float (&sum)[4 * count], const Schedule& s, const float4* mine,
+                                                long long tile, int v0, int v1) {
+    auto add = [&](const float4& part, int i) {
+      sum[4 * i] += part.x;
+      sum[4 * i + 1] += part.y;
+      sum[4 * i + 2] += part.z;
+      sum[4 * i + 3] += part.w;
+    };
+    for (int v = v0; v <= v1; ++v) {
+      const float4* source = mine + s.slot_in(v, tile) * slot_stride;
+      // Batches of in_flight; the last one shorter where in_flight does not divide count.
+#pragma unroll
+      for (int done = 0; done < count; done += in_flight) {
+        float4 part[in_flight];
+#pragma unroll
+        for (int i = 0; i < in_flight && done + i < count; ++i)
+          part[i] = __ldcg(source + (done + i) * warpgroup_threads);
+#pragma unroll
+        for (int i = 0; i < in_flight && done + i < count; ++i) add(part[i], done + i);
+      }
+    }
+  }
+};
+
 // One consumer warpgroup's side of the protocol. Its accumulators are `float4s` float4 per thread; a
 // partial sum stores float4 i of thread t at i·128 + t, so that each store of the warpgroup is 2 KiB
 // contiguous. The partial of (slot, block `rank` of the worker, consumer `half`) and its flag sit at
@@ -286,11 +314,9 @@ class Fixup {
   static constexpr int accumulators = 4 * float4s;
   static constexpr int partial_float4s = float4s * warpgroup_threads;
   using FlagWait = typename P::FlagWait;
-  // The float4 loads of partials a thread keeps in flight; each batch waits one round trip to L2. A
-  // partial of fewer float4s (13's widths 8, 16 and 32: 1, 2 and 4 a thread) shares its batch with the
-  // next units' partials, 8 / float4s of them, so that a tile split over every SM is not added up one
-  // unit per round trip (add_partials). More loads would take registers the K loop's accumulators
-  // hold: with 32, ptxas put two of 13's kernels on the stack.
+  // The float4 loads of partials a thread keeps in flight (SumPartials): 16 KiB a warpgroup per round
+  // trip to L2. More would take registers that the K loop's accumulators hold: with 32, ptxas put
+  // kernels of narrow tiles on the stack.
   static constexpr int loads_in_flight = 8;
 
   // This warpgroup (consumer `consumer` of its block), its named barrier. The schedule (the
@@ -349,7 +375,7 @@ class Fixup {
   }
 
   // Adds to sum the float4s [first, first + count) of this thread of the partials (of consumer `half`)
-  // of units v0 … v1 of `tile`, in the order of the units: `in_flight` loads, then their sums.
+  // of units v0 … v1 of `tile`, in the order of the units (SumPartials).
   template <int count, int in_flight>
   __device__ __forceinline__ void add_partials(const Schedule& s, float (&sum)[4 * count], long long tile, int v0,
                                                int v1, int half, int first) const {
@@ -357,53 +383,7 @@ class Fixup {
     // rank is read once here, not per unit: the loads of the next units wait on their addresses.
     const float4* mine = partial(s, 0, half) + first * warpgroup_threads + t_;
     constexpr long long slot_stride = (long long)blocks * consumers * partial_float4s;
-    auto add = [&](const float4& part, int i) {
-      sum[4 * i] += part.x;
-      sum[4 * i + 1] += part.y;
-      sum[4 * i + 2] += part.z;
-      sum[4 * i + 3] += part.w;
-    };
-    if constexpr (count >= in_flight) {  // one unit at a time, its float4s in batches
-      for (int v = v0; v <= v1; ++v) {
-        const float4* source = mine + s.slot_in(v, tile) * slot_stride;
-#pragma unroll
-        for (int batch = 0; batch < count / in_flight; ++batch) {
-          float4 part[in_flight];
-#pragma unroll
-          for (int i = 0; i < in_flight; ++i) part[i] = __ldcg(source + (in_flight * batch + i) * warpgroup_threads);
-#pragma unroll
-          for (int i = 0; i < in_flight; ++i) add(part[i], in_flight * batch + i);
-        }
-        // What is left of the float4s when in_flight does not divide them (13's swap kernel at a
-        // width of 8·g rows, g groups): one shorter batch.
-        constexpr int tail = count % in_flight, done = count - tail;
-        if constexpr (tail > 0) {
-          float4 part[tail];
-#pragma unroll
-          for (int i = 0; i < tail; ++i) part[i] = __ldcg(source + (done + i) * warpgroup_threads);
-#pragma unroll
-          for (int i = 0; i < tail; ++i) add(part[i], done + i);
-        }
-      }
-    } else {  // several units at a time, all of each one's float4s
-      constexpr int units = in_flight / count;
-      for (int v = v0; v <= v1; v += units) {
-        float4 part[units][count];
-#pragma unroll
-        for (int b = 0; b < units; ++b)
-          if (v + b <= v1) {
-            const float4* source = mine + s.slot_in(v + b, tile) * slot_stride;
-#pragma unroll
-            for (int i = 0; i < count; ++i) part[b][i] = __ldcg(source + i * warpgroup_threads);
-          }
-#pragma unroll
-        for (int b = 0; b < units; ++b)
-          if (v + b <= v1) {  // the loaded partials only, in order
-#pragma unroll
-            for (int i = 0; i < count; ++i) add(part[b][i], i);
-          }
-      }
-    }
+    SumPartials<count, in_flight, slot_stride>::add_up(sum, s, mine, tile, v0, v1);
   }
 
   // The fixup by one unit alone: unit u holds slice 0 of `tile` and adds the partials of the units

@@ -65,6 +65,41 @@ __host__ __device__ inline void share_of(const Schedule& s, int u, long long til
 }
 // EXCERPT END share_of
 
+// ---- Narrow partials (device) -----------------------------------------------------------------------
+// SumPartials for partials of fewer float4s a thread than a batch of loads (a shared fixup's pieces,
+// 4 float4s; narrow tiles): each batch loads the whole partials of in_flight / count units, so that
+// a tile split over many units is not added up one unit per round trip to L2. The sums still go in
+// the order of the units.
+template <int count, int in_flight, long long slot_stride>
+struct SumPartials<count, in_flight, slot_stride, true> {
+  __device__ __forceinline__ static void add_up(float (&sum)[4 * count], const Schedule& s, const float4* mine,
+                                                long long tile, int v0, int v1) {
+    auto add = [&](const float4& part, int i) {
+      sum[4 * i] += part.x;
+      sum[4 * i + 1] += part.y;
+      sum[4 * i + 2] += part.z;
+      sum[4 * i + 3] += part.w;
+    };
+    constexpr int units = in_flight / count;
+    for (int v = v0; v <= v1; v += units) {
+      float4 part[units][count];
+#pragma unroll
+      for (int b = 0; b < units; ++b)
+        if (v + b <= v1) {
+          const float4* source = mine + s.slot_in(v + b, tile) * slot_stride;
+#pragma unroll
+          for (int i = 0; i < count; ++i) part[b][i] = __ldcg(source + i * warpgroup_threads);
+        }
+#pragma unroll
+      for (int b = 0; b < units; ++b)
+        if (v + b <= v1) {  // the loaded partials only, in order
+#pragma unroll
+          for (int i = 0; i < count; ++i) add(part[b][i], i);
+        }
+    }
+  }
+};
+
 // ---- The shared fixup (device) ----------------------------------------------------------------------
 // Fixup's protocol, and the sharing: a split tile's fixup is cut into `pieces` of piece_float4s
 // consecutive float4s of one consumer's partial (pieces / consumers per consumer).

@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
   auto cluster_segment = [&] {
     const int part = int(blockIdx.x) % split.parts;
     return Segment{int(blockIdx.x) / split.parts, part * split.k_tiles / split.parts,
-                   (part + 1) * split.k_tiles / split.parts, 0, false};
+                   (part + 1) * split.k_tiles / split.parts, 0};
   };
   auto for_each_segment = [&](auto&& f) {
     if constexpr (cluster_split) {
@@ -361,9 +361,8 @@ __global__ void __launch_bounds__(Layout<Config, width, shared_c>::threads, 1)
   } else {
     // ---- Consumers: for each segment, the K loop, then the write-back or the fixup -----------------
     setmaxnreg_increase<Config::consumer_registers>();
-    const int consumer = warpgroup - 1;  // columns consumer·64 … +63 of the block tile
-    const int lane = threadIdx.x % 32;
-    const int barrier = 1 + consumer;  // this warpgroup's named barrier
+    const int consumer = warpgroup - 1;                         // columns consumer·64 … +63 of the block tile
+    const int lane = threadIdx.x % 32, barrier = 1 + consumer;  // barrier: this warpgroup's named barrier
     auto release = [&](int stage) {
       // LAB BEGIN release_stage [easy, repeats 10]
       if (lane == 0) mbarrier_arrive(&empty[stage]);

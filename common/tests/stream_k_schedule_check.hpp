@@ -55,8 +55,13 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
       if (!pending.empty()) events[std::size_t(cluster)].push_back({Event::publish, pending});
       pending.clear();
     };
-    Segment segment;
-    for (Walk walk(s, cluster, plan.workers); walk.next(segment);) {
+    std::vector<Segment> walked;
+    Walk walk(s, cluster, plan.workers);
+    for (Segment segment; walk.next(segment);) walked.push_back(segment);
+    for (std::size_t i = 0; i < walked.size(); ++i) {
+      const Segment& segment = walked[i];
+      // The walk's last piece of a unit's range: the next segment is another unit's, or a whole tile.
+      const bool ends_range = segment.unit >= 0 && (i + 1 == walked.size() || walked[i + 1].unit != segment.unit);
       REQUIRE(segment.k_begin < segment.k_end);
       REQUIRE(segment.k_end <= s.k_tiles);
       REQUIRE(segment.tile < s.tiles);
@@ -65,7 +70,7 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
         ++whole_writes[std::size_t(segment.tile)];
       } else if (segment.k_begin == 0 && fixed_up_alone(s, segment.tile, g.alone_units)) {
         // The unit holding slice 0 publishes its own partial, waits for the others', writes the tile.
-        CHECK(segment.ends_range);
+        CHECK(ends_range);
         CHECK(s.last_unit(segment.tile) - segment.unit + 1 <= g.alone_units);
         publish();
         Event wait{Event::wait_and_fix_up, {}};
@@ -82,8 +87,8 @@ inline void check_schedule(const Plan& plan, const Geometry& g, int resident) {
         CHECK(stored.insert(slot).second);  // no slot holds two partials
         pending.push_back(slot);
       }
-      CHECK(s.ends_range(segment.unit, segment.tile, segment.k_end) == segment.ends_range);  // the fixup's test
-      if (segment.ends_range) {
+      CHECK(s.ends_range(segment.unit, segment.tile, segment.k_end) == ends_range);  // the fixup's test
+      if (ends_range) {
         publish();
         long long first, last;
         tiles_to_share(s, g.alone_units, segment.unit, first, last);
