@@ -7,15 +7,16 @@ from pathlib import Path
 from profiling.profile_csv import load_profile
 from readme import codes
 from readme.formats import Missing
-from report.results_csv import InputError, load_experiments, load_rows, load_text_rows
+from report.results_csv import InputError, load_experiments, load_rows, load_text_rows, median_per_step
 from run import registrations
 from shapes import shape_results
 
 PLOTS = Path(__file__).resolve().parents[1]
 RESULTS = PLOTS / "results"
 CHECKOUT = PLOTS.parent  # the steps' READMEs, and the CMakeLists.txt that lists them
-# The CSVs read as their writers define them; any other as text.
-LOADERS = {"worklog.csv": load_rows, "sweep.csv": load_rows, "profile.csv": load_profile,
+# The CSVs read as their writers define them; any other as text. The worklog's, one row per step and
+# size: the median of its processes (median_per_step, which says how many in `processes`).
+LOADERS = {"worklog.csv": lambda path: median_per_step(load_rows(path)), "sweep.csv": load_rows, "profile.csv": load_profile,
            "variant_profile.csv": load_profile, "experiments.csv": load_experiments,
            "shapes.csv": shape_results.load, "peers.csv": shape_results.load}
 

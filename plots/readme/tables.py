@@ -58,7 +58,7 @@ TABLES = {
         "caption": "{first[shape]}, {first[run_line]}; each step and cuBLAS timed in alternation in one process "
                    "(`plots/results/worklog.csv`), what holds it back from Nsight Compute's counters "
                    "(`plots/results/profile.csv`); cuBLAS's TFLOP/s is the median over the steps' runs"
-                   "{first[spread_caption]}{first[pays_caption]}:",
+                   "{first[processes_caption]}{first[spread_caption]}{first[pays_caption]}:",
         "columns": [{"header": "step", "text": "{name}", "align": "---"},
                     {"header": "what it adds", "text": "{adds}", "align": "---", "missing": ""},
                     {"header": "precision", "text": "{precision}", "align": "---", "missing": ""},

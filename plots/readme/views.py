@@ -98,7 +98,7 @@ def ladder(results, counters, pays, **_):
     """One row per step at the worklog's size (its words, precision, TFLOP/s, % of cuBLAS, what holds
     it back in plain words, linked to counters=), cuBLAS after the last step of each precision, a step
     the build has but the run did not measure after the last; pays=: _pays's column."""
-    rows = latest_per_step(results.rows("worklog.csv"))
+    rows = latest_per_step(results.rows("worklog.csv"))  # already one per step and size: the median of its processes
     if not rows:
         raise Missing("worklog.csv has no rows")
     size = headline_size(rows)
@@ -107,7 +107,10 @@ def ladder(results, counters, pays, **_):
     profiled, paid = _longest_kernels(results), (_pays(results, pays, order) if pays else {})
     newest = max(mine, key=lambda r: r["time"])
     spread = any(r.get("ms_p10") is not None for r in mine)
+    processes = max(r.get("processes", 1) for r in mine)
     common = {"shape": _shape(size), "run_line": DERIVED["run_line"](newest),
+              "processes_caption": f"; each step's row the median of its {processes} processes by % of cuBLAS"
+                                   if processes > 1 else "",
               "spread_caption": "; in parentheses, the range that the 10th and 90th percentiles of the step's and "
                                 "cuBLAS's timed rounds give the ratio" if spread else "",
               "pays_caption": f"; the last column from the shape corpus (`plots/results/shapes.csv`; "

@@ -34,7 +34,7 @@ from run.arguments import add_peak_arguments  # noqa: E402
 from profiling.profile_csv import gpu_name, limited_by_step, load_profile, roofline_points  # noqa: E402
 from shapes import shape_results  # noqa: E402
 from shapes import shape_tables  # noqa: E402
-from report.results_csv import InputError, load_rows, square_rows  # noqa: E402
+from report.results_csv import InputError, load_rows, median_per_step, square_rows  # noqa: E402
 from report.results_table import build_table  # noqa: E402
 
 
@@ -107,7 +107,8 @@ def main(argv=None):
     """Run the command line; return the exit code (exit_ok written, exit_bad_argument bad input)."""
     args = parse_args(argv)
     try:  # read and check every input before writing anything
-        rows = load_rows(args.csv) if args.csv else None
+        # One row per step and size: the median of its processes, as the READMEs quote them.
+        rows = median_per_step(load_rows(args.csv)) if args.csv else None
         sweep = square_rows(load_rows(args.sweep)) if args.sweep else None
         profile = load_profile(args.profile) if args.profile else None
         peers = shape_results.load(args.peers) if args.peers else None

@@ -207,6 +207,20 @@ def latest_per_step(rows):
     return sorted(latest.values(), key=lambda r: (size_of(r), r["step"]))
 
 
+def median_per_step(rows):
+    """One row per (step, size): of a step's rows at a size (one per process), the one whose % of
+    cuBLAS is the median (the lower of the two middle ones for an even count), with `processes`, how
+    many there were. Sorted by size, step."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["step"], size_of(r)), []).append(r)
+    chosen = []
+    for same in groups.values():
+        ranked = sorted(same, key=lambda r: r["pct_cublas"] if r["pct_cublas"] is not None else -1.0)
+        chosen.append({**ranked[(len(ranked) - 1) // 2], "processes": len(same)})
+    return sorted(chosen, key=lambda r: (size_of(r), r["step"]))
+
+
 def headline_size(rows):
     """The size the worklog was run at: the most common one (the largest on a tie)."""
     counts = Counter(size_of(r) for r in latest_per_step(rows))

@@ -224,6 +224,15 @@ def shapes_markdown(rows, corpus_name="plots/shape_corpus.csv", picks=None):
                             f"{shape_text((slowest['m'], slowest['n'], slowest['k']))}"
                             + (f" ({slowest['label']})" if slowest["label"] else "") if slowest else "—",
                             fmt_tflops(s["geomean_tflops"])))
+    # cuBLAS's picks are set beside the run only when they were read on the run's card.
+    cards = Counter(r["gpu"] for r in rows if r.get("gpu"))
+    card = cards.most_common(1)[0][0] if cards else ""
+    other = sorted({p["gpu"] for p in picks or [] if p.get("gpu") and p["gpu"] != card})
+    picks = [p for p in picks or [] if not p.get("gpu") or p["gpu"] == card]
+    if other and not picks:
+        lines += ["", "## cuBLAS's own kernel", "",
+                  f"cublas_picks.csv was read on another card ({', '.join(other)}) than this run ({card}): "
+                  "not set beside it (plots/shapes/cublas_pick.py reads it again)."]
     if picks:
         lines += ["", "## cuBLAS's own kernel", "",
                   "The kernel that cuBLAS ran for each shape of cublas_picks.csv (plots/shapes/cublas_pick.py: its name "

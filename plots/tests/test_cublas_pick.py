@@ -136,7 +136,7 @@ class PicksCsvTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             picks = Path(tmp) / cublas_names.PICKS
             cublas_names.write_picks(picks, [cublas_names.pick_row((1024, 1024, 1024), "fp16", (COOP_A, {"grid": 128}),
-                                                                   [], "G", "d", "s")])
+                                                                   [], "NVIDIA H100 80GB HBM3", "d", "s")])
             code, _, err = run_make_plots("--shapes", FIXTURES / "shapes.csv", "--cublas-picks", picks, "--out", tmp,
                                           "--table-only")
             self.assertEqual((code, err), (0, ""))

@@ -281,6 +281,34 @@ class RenderTest(unittest.TestCase):
         self.assertIn("| cuBLAS SGEMM | the yardstick of 01–04 | FP32 |", text)
         self.assertIn("| cuBLAS GemmEx FP16→FP32 | the yardstick of 05–06 | FP16→FP32 |", text)
 
+    def test_ladder_and_cells_take_the_median_of_a_steps_processes(self):
+        # The fixture's worklog three times over, 02's % of cuBLAS 17.9 (the fixture's), 30.0 and 5.0
+        # in the three processes: the ladder and a cell show the median process's row, and say how many.
+        import csv as csv_module
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = fixture_results(tmp)
+            with open(folder / "worklog.csv", newline="", encoding="utf-8") as f:
+                reader = csv_module.DictReader(f)
+                header, rows = reader.fieldnames, list(reader)
+            processes = []
+            for pct in (None, "30.0", "5.0"):
+                for row in rows:
+                    copy = dict(row)
+                    if pct and copy["step"] == "02_block_tiling":
+                        copy["pct_cublas"] = pct
+                    processes.append(copy)
+            with open(folder / "worklog.csv", "w", newline="", encoding="utf-8") as f:
+                writer = csv_module.DictWriter(f, fieldnames=header, lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(processes)
+            results = Results(folder)
+            text = filler.render_block("ladder", results, "")
+            self.assertIn("each step's row the median of its 3 processes by % of cuBLAS", text)
+            self.assertIn("| [02_block_tiling](02_block_tiling/) | shared-memory tiles of A and B | FP32 | 9.48 | 17.9% |",
+                          text)
+            self.assertEqual(filler.render_cell("worklog.csv step=02_block_tiling column=pct_cublas format=.1f", results),
+                             "17.9")
+
     def test_ladder_links_its_plain_words_to_the_counters(self):
         text = self.render("ladder", "counters=#the-counters")
         self.assertIn("| 17.9% | [threads queueing on the same shared-memory banks](#the-counters) |", text)

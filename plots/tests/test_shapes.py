@@ -331,9 +331,9 @@ class ShapeResultsTest(unittest.TestCase):
         split = ("nvjet_sm90_hss_128x16_64x11_4x1_v_bz_splitK_TNT", {"grid": 64, "duration_us": 7.0})
         reduce = ("void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::cublasSplitKParams<float>, float*)",
                   {"grid": 128, "duration_us": 2.0})
-        picks = [cublas_names.pick_row((1024, 1024, 1024), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix"),
-                 cublas_names.pick_row((16, 4096, 4096), "fp16", split, [reduce], "G", "2026-11-26", "08_mma_ldmatrix"),
-                 cublas_names.pick_row((7, 7, 7), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")]
+        picks = [cublas_names.pick_row((1024, 1024, 1024), "fp16", gemm, [], "NVIDIA H100 80GB HBM3", "2026-11-26", "08_mma_ldmatrix"),
+                 cublas_names.pick_row((16, 4096, 4096), "fp16", split, [reduce], "NVIDIA H100 80GB HBM3", "2026-11-26", "08_mma_ldmatrix"),
+                 cublas_names.pick_row((7, 7, 7), "fp16", gemm, [], "NVIDIA H100 80GB HBM3", "2026-11-26", "08_mma_ldmatrix")]
         table = shape_tables.picks_table(self.rows, picks).splitlines()
         self.assertEqual(table[0], "| shape | in the corpus as | 10_persistent_clusters | 08_mma_ldmatrix | cuBLAS GemmEx "
                                    "FP16→FP32 TFLOP/s | cuBLAS's kernel | what its name and launch say |")

@@ -208,7 +208,7 @@ class ShapesModeTest(unittest.TestCase):
         self.out.mkdir()
         gemm = ("nvjet_sm90_hss_128x64_64x8_1x2_h_bz_coopA_NNT", {"grid": 128})
         cublas_names.write_picks(self.out / cublas_names.PICKS, [
-            cublas_names.pick_row((256, 256, 256), "fp16", gemm, [], "G", "2026-11-26", "08_mma_ldmatrix")])
+            cublas_names.pick_row((256, 256, 256), "fp16", gemm, [], "NVIDIA H100 80GB HBM3", "2026-11-26", "08_mma_ldmatrix")])
         code, stdout, stderr = self.shapes_run({s: 0 for s in STEPS}, "--no-peers", "--steps", "10,08",
                                                "--publish", self.root / "plots" / "results")
         self.assertEqual((code, stderr), (0, ""), stdout)
