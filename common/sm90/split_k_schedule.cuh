@@ -261,6 +261,15 @@ void attach_workspace(Plan& plan, const GemmProblem<Input>& p, const char* step)
 }
 
 // ---- The fixup (device) ----------------------------------------------------------------------------
+// Adds part, float4 i of a partial, to sum's values 4i … 4i+3.
+template <int n>
+__device__ __forceinline__ void add_float4(float (&sum)[n], const float4& part, int i) {
+  sum[4 * i] += part.x;
+  sum[4 * i + 1] += part.y;
+  sum[4 * i + 2] += part.z;
+  sum[4 * i + 3] += part.w;
+}
+
 // Adds to sum `count` float4s of this thread of the partials of units v0 … v1 of `tile` (unit v's at
 // mine + slot_in(v) · slot_stride), in the order of the units: the same bits in every run. One unit at
 // a time, its float4s in batches of in_flight loads, then their sums; each batch waits one round
@@ -271,12 +280,6 @@ struct SumPartials {
   static_assert(!narrow, "a partial narrower than a batch of loads: include sm90/stream_k_schedule.cuh");
   __device__ __forceinline__ static void add_up(float (&sum)[4 * count], const Schedule& s, const float4* mine,
                                                 long long tile, int v0, int v1) {
-    auto add = [&](const float4& part, int i) {
-      sum[4 * i] += part.x;
-      sum[4 * i + 1] += part.y;
-      sum[4 * i + 2] += part.z;
-      sum[4 * i + 3] += part.w;
-    };
     for (int v = v0; v <= v1; ++v) {
       const float4* source = mine + s.slot_in(v, tile) * slot_stride;
       // Batches of in_flight; the last one shorter where in_flight does not divide count.
@@ -287,7 +290,7 @@ struct SumPartials {
         for (int i = 0; i < in_flight && done + i < count; ++i)
           part[i] = __ldcg(source + (done + i) * warpgroup_threads);
 #pragma unroll
-        for (int i = 0; i < in_flight && done + i < count; ++i) add(part[i], done + i);
+        for (int i = 0; i < in_flight && done + i < count; ++i) add_float4(sum, part[i], done + i);
       }
     }
   }

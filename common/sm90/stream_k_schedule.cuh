@@ -74,12 +74,6 @@ template <int count, int in_flight, long long slot_stride>
 struct SumPartials<count, in_flight, slot_stride, true> {
   __device__ __forceinline__ static void add_up(float (&sum)[4 * count], const Schedule& s, const float4* mine,
                                                 long long tile, int v0, int v1) {
-    auto add = [&](const float4& part, int i) {
-      sum[4 * i] += part.x;
-      sum[4 * i + 1] += part.y;
-      sum[4 * i + 2] += part.z;
-      sum[4 * i + 3] += part.w;
-    };
     constexpr int units = in_flight / count;
     for (int v = v0; v <= v1; v += units) {
       float4 part[units][count];
@@ -94,7 +88,7 @@ struct SumPartials<count, in_flight, slot_stride, true> {
       for (int b = 0; b < units; ++b)
         if (v + b <= v1) {  // the loaded partials only, in order
 #pragma unroll
-          for (int i = 0; i < count; ++i) add(part[b][i], i);
+          for (int i = 0; i < count; ++i) add_float4(sum, part[b][i], i);
         }
     }
   }

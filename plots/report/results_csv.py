@@ -209,15 +209,16 @@ def latest_per_step(rows):
 
 def median_per_step(rows):
     """One row per (step, size): of a step's rows at a size (one per process), the one whose % of
-    cuBLAS is the median (the lower of the two middle ones for an even count), with `processes`, how
-    many there were. Sorted by size, step."""
+    cuBLAS is the median (the lower of the two middle ones for an even count), or a failed one where
+    any process failed its check, with `processes`, how many there were. Sorted by size, step."""
     groups = {}
     for r in rows:
         groups.setdefault((r["step"], size_of(r)), []).append(r)
     chosen = []
     for same in groups.values():
-        ranked = sorted(same, key=lambda r: r["pct_cublas"] if r["pct_cublas"] is not None else -1.0)
-        chosen.append({**ranked[(len(ranked) - 1) // 2], "processes": len(same)})
+        failed = [r for r in same if r["status"] == "FAIL" or r["pct_cublas"] is None]
+        pick = failed[0] if failed else sorted(same, key=lambda r: r["pct_cublas"])[(len(same) - 1) // 2]
+        chosen.append({**pick, "processes": len(same)})
     return sorted(chosen, key=lambda r: (size_of(r), r["step"]))
 
 

@@ -308,6 +308,12 @@ class RenderTest(unittest.TestCase):
                           text)
             self.assertEqual(filler.render_cell("worklog.csv step=02_block_tiling column=pct_cublas format=.1f", results),
                              "17.9")
+        # A process that failed its check is what the step's row shows, whatever the others measured.
+        from report.results_csv import median_per_step
+        passed = {"step": "02_block_tiling", "m": 64, "n": 64, "k": 64, "status": "PASS", "pct_cublas": 50.0}
+        failed = {**passed, "status": "FAIL", "pct_cublas": None}
+        self.assertEqual([r["status"] for r in median_per_step([passed, failed, passed])], ["FAIL"])
+        self.assertEqual(median_per_step([passed, failed, passed])[0]["processes"], 3)
 
     def test_ladder_links_its_plain_words_to_the_counters(self):
         text = self.render("ladder", "counters=#the-counters")
