@@ -284,8 +284,9 @@ def variants(results, step, rows, experiment, labels, **_):
 
 def variant_tables(root):
     """{step: its variant table's (step, variant) rows} for each step of the build (CMakeLists.txt)
-    whose README has a `variants/STEP` block, from that block's BEGIN line: what
-    plots/run/record_variants.py measures. BlockError for a README or block that cannot be read."""
+    whose README or notes page (docs/notes/STEP.md) has a `variants/STEP` block, from that block's
+    BEGIN line: what plots/run/record_variants.py measures. BlockError for a page or block that cannot
+    be read."""
     from readme import filler  # the filler reads the READMEs; it imports this module
     tables = {}
     try:
@@ -293,10 +294,9 @@ def variant_tables(root):
     except registrations.RegistrationError as e:
         raise filler.BlockError(str(e)) from None
     for step in steps:
-        readme = filler.Path(root) / step / "README.md"
-        if not readme.is_file():
-            continue
-        for found in filler.find(readme.read_text(encoding="utf-8"), str(readme)):
+        pages = [filler.Path(root) / step / "README.md", filler.Path(root) / "docs" / "notes" / f"{step}.md"]
+        for readme, found in ((page, found) for page in pages if page.is_file()
+                              for found in filler.find(page.read_text(encoding="utf-8"), str(page))):
             if found.kind == "block" and found.name == f"variants/{step}":
                 try:
                     options = filler.block_options(filler.TABLES["variants"], found.options)
