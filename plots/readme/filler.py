@@ -22,7 +22,8 @@ line and never at the start of one (a line that starts with an HTML comment ends
 
 After `cell:` come the CSV (in the results folder), then KEY=VALUE words: column= the column (or a
 quantity of readme/formats.py's DERIVED) to quote, required; agg= min, max, median, geomean
-(geometric mean), range ("a–b") or list ("a, b") when the selectors match several rows; scale= a
+(geometric mean), range ("a–b"), list ("a, b") or one (the text every row has: a card, a day)
+when the selectors match several rows; scale= a
 divisor applied first; format= a Python format spec (`.1f`) or a name of formats.FORMATS (default
 auto). Every other KEY=VALUE selects rows by that column: as a number when both are numbers, else
 as text; `a|b` either, an empty VALUE an empty cell. Without agg= the selectors must match one row.
@@ -78,7 +79,7 @@ class BlockError(Exception):
 # ---- Cells ----------------------------------------------------------------------------------------
 
 CELL_OPTIONS = {"column", "agg", "scale", "format"}
-AGGREGATES = (*table.AGGREGATES, "range", "list")  # table.combine's: the reductions, then the two texts
+AGGREGATES = (*table.AGGREGATES, "range", "list", "one")  # table.combine's: the reductions, the two texts, the one value
 
 
 def key_values(words, what="word"):
@@ -157,6 +158,11 @@ def render_cell(spec, results, readme=None):
             raise Missing(f"{where}: a ratio needs a number on each side, and a divisor that is not 0")
         values = [values[0] / divisor]
         rows = rows + divisors
+    if agg == "one":  # the one value every row has (a card, a day): rows that disagree are an error
+        if len(set(map(str, values))) != 1:
+            raise Missing(f"{where}: agg=one, but the rows' '{options['column']}' differ: "
+                          f"{', '.join(sorted(set(map(str, values))))}")
+        return str(values[0]) + earlier_mark(rows, results, readme)
     if agg and any(v is None or isinstance(v, str) for v in values):
         raise Missing(f"{where}: agg={agg} needs a number in every row's '{options['column']}'")
     return (table.combine(values, agg, options.get("format", "auto"), options.get("scale", 1.0))

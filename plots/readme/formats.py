@@ -242,6 +242,7 @@ def pct_spread(row):
 
 # Quantities of rows: of profile.csv (ncu_profile.py), and of any row with m, n, k or a precision.
 DERIVED = {
+    "day": lambda r: str(r.get("timestamp") or r["date"])[:10],  # the day a row was measured
     "ms_spread": ms_spread,                      # "0.715–0.731": p10–p90 of the timed rounds, ms
     "pct_spread": pct_spread,                    # "96.1–99.0": the range of % of cuBLAS those give
     "dram_bytes": lambda r: (None if r["dram_read_bytes"] is None or r["dram_write_bytes"] is None

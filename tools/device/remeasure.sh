@@ -55,7 +55,6 @@ for phase in "$@"; do
                   swap_ab_variants swap_ab_schedules swap_ab_cluster swap_ab_narrow; do
         timed "$name" remeasure "plots/results/$name.csv"
       done
-      timed swap_ab_narrow_rule remeasure "$(without swap_ab_narrow_rule '@')"
       timed swap_ab_narrow_whole remeasure "$(without swap_ab_narrow_whole '@')"
       timed swap_ab_wide remeasure "$(without swap_ab_wide 'wide_tiles')"
       timed decode remeasure --warmup 1 --iters 10 plots/results/decode.csv
