@@ -87,6 +87,8 @@ for phase in "$@"; do
     counters)
       raw=$out/raw
       mkdir -p "$raw"
+      nvidia-smi --query-gpu=name --format=csv,noheader | head -1 > "$raw/gpu.txt"
+      date -u +%F > "$raw/date.txt"
       ncu=$(command -v ncu || echo "$(dirname "$(command -v nvcc)")/ncu")
       metrics=gpu__time_duration.sum,launch__grid_size,launch__cluster_dim_x,launch__cluster_dim_y
       metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed
