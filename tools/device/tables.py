@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "plots"), str(ROOT / "common")]
 import exit_codes  # noqa: E402
 from profiling.ncu_metrics import parse_ncu_csv  # noqa: E402
+from profiling.profile_csv import kernel_name  # noqa: E402
 
 NCU = ("Nsight Compute, one launch after an unprofiled one (`--profile step` or `--profile cublas`), "
        "`--clock-control none --cache-control all` (the GPU's own clocks, caches flushed): "
@@ -40,8 +41,8 @@ class RawMissing(Exception):
 
 def short_name(name):
     """A kernel's name without `void `, its namespaces' noise and its parameter list."""
-    name = re.sub(r"^void ", "", name)
-    for noise in ("(anonymous namespace)::", "<unnamed>::", "unnamed>::", "worklog::"):
+    name = re.sub(r"^void ", "", kernel_name(name))  # kernel_name: ncu's "unnamed>" respelled
+    for noise in ("(anonymous namespace)::", "worklog::"):
         name = name.replace(noise, "")
     depth, cut = 0, len(name)
     for i, ch in enumerate(name):  # the parameter list: the first "(" outside template brackets
@@ -204,10 +205,12 @@ def experiment_rows(raw):
             add("ncu_gate_up_sectors", step, variant, shape, name, f"{sum(value(kr, metric) for kr in gemm):.0f}",
                 NCU + "; the GEMM kernel's sectors")
     for step, variant, shape, kernels in raw.of("copy_share"):
-        copies = 0.0
+        copies, seen = 0.0, {}
         total = sum(value(kr, "gpu__time_duration.sum") for kr in kernels)
         for kr in kernels:
-            name = short_name(kr.name)
+            name = re.sub(r"<.*", "", short_name(kr.name)).split("::")[-1]
+            seen[name] = seen.get(name, 0) + 1
+            name = f"{name}_{seen[name]}"  # pad_copy_1, pad_copy_2, gemm kernels by name, in launch order
             us = value(kr, "gpu__time_duration.sum")
             if role(kr.name) == "copy":
                 copies += us
