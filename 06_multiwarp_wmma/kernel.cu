@@ -65,9 +65,8 @@ __global__ void __launch_bounds__((block_tile_m / warp_tile_m) * (block_tile_n /
     // in flight together: a column of A fragments, each of which serves fragments_n products, and
     // a row of B fragments, each serving fragments_m. Slices that lie wholly inside the matrices
     // (all but the edges) load straight from global memory without per-fragment edge tests. This
-    // special case over load_fragment() is measured, not cosmetic: routing every fragment through
-    // load_fragment(), whose edge path stages and calls __syncwarp, costs speed that
-    // docs/notes/06_multiwarp_wmma.md measures.
+    // special case keeps load_fragment()'s tests, its staging and its __syncwarp at the edges, out of
+    // the loop that every interior slice runs.
     const bool interior =
         a_direct && b_direct && row + warp_tile_m <= p.m && col + warp_tile_n <= p.n && k0 + fragment_size <= p.k;
     if (interior) {

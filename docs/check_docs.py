@@ -55,6 +55,11 @@ two or more GPUs must name each of them: by its full name, without "NVIDIA ", or
 that quotes one card need not name it: its README's generated blocks do. (That the two cards' figures
 meet in one sentence only to compare the cards is the writer's to keep: the check cannot tell.)
 
+The lessons stay short and their sources editable (lesson_limits): a step's README.md at most
+SHORT_LESSON_LINES lines for 01-06 and LESSON_LINES for every later step, README.md at most
+FRONT_PAGE_LINES, at most CELL_LIMIT inline cells over all the pages read, and no line with more
+than CELLS_PER_LINE cells.
+
 Two rules wait for the device's re-measurement, so by default they only list what they find (on
 stdout, after the problems, each line starting "listed:"); --strict makes them problems:
 
@@ -75,7 +80,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figure_rules import (CODE_SPAN, COMMENT, FENCE, GENERATED, LADDER_FIRST_SCREEN, LINK, NOT_MEASURED,  # noqa: E402
+from figure_rules import (CELL, CODE_SPAN, COMMENT, FENCE, GENERATED, LADDER_FIRST_SCREEN, LINK, NOT_MEASURED,  # noqa: E402
                           PENDING_REWRITE, ROOT, BlockCards, CellCards, _blank, built_steps_folder, earlier_figures,
                           ladder_problems, mixed_cards, published_numbers, shared_folder_mentions, split_lines,
                           test_list_problems, two_card_figures, typed_counts, typed_figures, variant_problems)
@@ -89,6 +94,11 @@ PLACEHOLDER = re.compile(r"[<>*…{}$]|\bNN_|\.\.\.")
 EXEMPT_ROOTS = {"build"}  # what a build writes
 EXEMPT_PATHS = {"lab/released.json"}  # what lab/lab.py release writes into a student copy
 GLOSSARY = "docs/glossary.md"
+SHORT_LESSON_LINES = 120  # steps 01-06: one idea on CUDA cores or WMMA
+LESSON_LINES = 200  # every later step
+FRONT_PAGE_LINES = 300  # README.md
+CELL_LIMIT = 500  # inline cells over every page read: prose points to tables more than it quotes
+CELLS_PER_LINE = 2  # more, and a line cannot be edited by hand
 
 
 def markdown_files(root):
@@ -270,6 +280,31 @@ def strict_findings(root):
     return found
 
 
+def lesson_limits(root):
+    """FILE[:LINE]: what, for each lesson over its length, each line with too many cells, and the
+    pages' cells over CELL_LIMIT."""
+    root = Path(root)
+    found, cells = [], 0
+    for md in markdown_files(root):
+        name = md.relative_to(root).as_posix()
+        lines = md.read_text(encoding="utf-8").splitlines()
+        limit = None
+        if name == "README.md":
+            limit = FRONT_PAGE_LINES
+        elif STEP_DIR.match(md.parent.name) and md.name == "README.md" and md.parent.parent == root:
+            limit = SHORT_LESSON_LINES if int(md.parent.name[:2]) <= 6 else LESSON_LINES
+        if limit is not None and len(lines) > limit:
+            found.append(f"{name}: {len(lines)} lines, over the {limit} a lesson may have (docs/contributing.md)")
+        for number, line in enumerate(lines, 1):
+            count = len(CELL.findall(line))
+            cells += count
+            if count > CELLS_PER_LINE:
+                found.append(f"{name}:{number}: {count} cells on one line (at most {CELLS_PER_LINE})")
+    if cells > CELL_LIMIT:
+        found.append(f"{cells} inline cells over the pages, over the {CELL_LIMIT} allowed: point to a table instead")
+    return found
+
+
 def check(root, bin_dir=None):
     """Every problem of the checkout at root, as lines to print; the variants are checked against the
     built steps in bin_dir (None: not checked)."""
@@ -287,6 +322,7 @@ def check(root, bin_dir=None):
         found += typed_figures(md, root, published) + typed_counts(md, root) + shared_folder_mentions(md, root)
         found += mixed_cards(md, root, cards)
     found += ladder_problems(root, withheld) + variant_problems(root, withheld, bin_dir) + test_list_problems(root)
+    found += lesson_limits(root)
     return found
 
 

@@ -222,6 +222,32 @@ class RulesTest(unittest.TestCase):
                 self.step_readme(f"It reaches {figure} here.\n")
                 self.assert_one_problem("01_step/README.md:3:", f"'{figure}'", "typed by hand")
 
+    def test_a_lesson_over_its_length_fails(self):
+        self.step_readme("A line.\n" * 118)  # 120 lines with the title and the blank line: at the limit
+        self.assertEqual(self.problems(), [])
+        self.step_readme("A line.\n" * 119)
+        self.assert_one_problem("01_step/README.md:", "121 lines", "120")
+
+    def test_a_later_lesson_may_have_200_lines(self):
+        write_tree(self.root, {"07_step/README.md": "# 07_step\n\n" + "A line.\n" * 198, "07_step/kernel.cu": ""})
+        self.assertEqual(self.problems(), [])
+        write_tree(self.root, {"07_step/README.md": "# 07_step\n\n" + "A line.\n" * 199})
+        self.assert_one_problem("07_step/README.md:", "201 lines", "200")
+
+    def test_three_cells_on_a_line_fail(self):
+        cell = "<!-- cell: worklog.csv step=01 column=tflops -->12.5<!-- /cell -->"
+        self.step_readme(f"It reaches {cell} and {cell}.\n")
+        self.assertEqual(self.problems(), [])
+        self.step_readme(f"It reaches {cell}, {cell} and {cell}.\n")
+        self.assert_one_problem("01_step/README.md:3:", "3 cells on one line")
+
+    def test_more_cells_than_the_limit_fail(self):
+        cell = "<!-- cell: worklog.csv step=01 column=tflops -->12.5<!-- /cell -->"
+        write_tree(self.root, {"docs/cells.md": "# Cells\n\n" + f"It reaches {cell} and {cell}.\n" * (check_docs.CELL_LIMIT // 2)})
+        self.assertEqual(self.problems(), [])
+        write_tree(self.root, {"docs/more.md": f"# More\n\nIt reaches {cell}.\n"})
+        self.assert_one_problem(f"{check_docs.CELL_LIMIT + 1} inline cells")
+
     def test_figures_in_cells_blocks_and_code_pass(self):
         self.step_readme("It reaches <!-- cell: worklog.csv step=01 column=tflops -->12.5<!-- /cell --> TFLOP/s, "
                          "`not 99%`.\n\n<!-- BEGIN generated: measured/01_step -->\n| 12.5 TFLOP/s | 41% |\n"
@@ -375,7 +401,7 @@ class CardsTest(unittest.TestCase):
 
     def test_a_cell_of_the_gpu_column_names_its_card(self):
         card = "<!-- cell: runs.csv step=b column=gpu -->NVIDIA H200<!-- /cell -->"
-        self.assertEqual(self.problems(f"On an H100, {self.H100}; on an {card}, {self.H200}.\n"), [])
+        self.assertEqual(self.problems(f"On an H100, {self.H100}; on an {card},\nit runs at {self.H200}.\n"), [])
 
     def test_one_cell_over_both_cards_counts_both(self):
         both = "<!-- cell: runs.csv step=a|b column=tflops agg=range -->650–700<!-- /cell -->"
@@ -392,7 +418,7 @@ class CardsTest(unittest.TestCase):
         self.assertEqual(len(self.problems("On an H100 and an H200.\n\n" + table)), 1)  # not its caption
 
     def test_a_cell_the_results_lack_names_no_card(self):
-        self.assertEqual(self.problems(f"Step a: {self.H100}, and <!-- cell: none.csv column=x -->1<!-- /cell -->, "
+        self.assertEqual(self.problems(f"Step a: {self.H100}, and <!-- cell: none.csv column=x -->1<!-- /cell -->,\nthen "
                                        "<!-- cell: runs.csv step=c column=tflops -->2<!-- /cell -->.\n"), [])
 
 
