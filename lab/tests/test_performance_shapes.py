@@ -209,7 +209,8 @@ class PerformanceShapesTest(unittest.TestCase):
     @unittest.skipUnless(TILE_MODEL.is_file(), "no plots/results/tile_model.csv")
     def test_the_model_is_the_one_the_gpu_ran(self):
         """lab_routes' plans of 15's entries (one worker per SM, clusters of two) give the terms, the
-        predictions and the pick that 15's calibrate tool recorded on an H100 (tile_model.csv)."""
+        predictions and the pick that 15's calibrate tool recorded (tile_model.csv; a fixup "shared" is one
+        too, its parts summing together)."""
         with open(TILE_MODEL, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         answers = lab_routes([[int(r["m"]), int(r["n"]), int(r["k"])] for r in rows])
@@ -221,7 +222,7 @@ class PerformanceShapesTest(unittest.TestCase):
             entry = next(e for e in route["entries"] if e["entry"] == row["entry"])
             with self.subTest(shape=(row["m"], row["n"], row["k"]), entry=row["entry"]):
                 self.assertEqual((entry["slices"], entry["segments"], entry["fixup"], entry["unaligned_slices"] > 0),
-                                 (int(row["slices"]), int(row["segments"]), row["fixup"] == "yes",
+                                 (int(row["slices"]), int(row["segments"]), row["fixup"] in ("yes", "shared"),
                                   row["off_lines"] == "yes"))
                 self.assertAlmostEqual(entry["model_us"], float(row["model_us"]), delta=0.06)  # the CSV's 0.1 µs
                 self.assertEqual(route["pick"] == row["entry"], row["picked"] == "yes")
